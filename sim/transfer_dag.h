@@ -1,0 +1,92 @@
+// TransferDag: what to simulate. Nodes are transfers (bytes over a set of links) or fixed
+// delays (launch, synchronisation, reduction arithmetic); edges are dependencies. A node
+// starts when all its predecessors have ended. run_dag() (sim/executor.h) plays it on a
+// Network and records each node's start and end.
+//
+// A transfer pays its latency first (by default the sum of its links' latencies, which is
+// right for a path; a multicast tree passes its deepest root-to-leaf latency explicitly),
+// then its bytes flow at the max-min fair rate it is allotted on every one of its links,
+// capped by rate_cap. Transfers with no links take only their latency.
+//
+//   TransferDag dag;
+//   auto a = dag.add_transfer({{0, 1}}, Bytes{1e6});          // over links 0 and 1
+//   auto b = dag.add_delay(Seconds{2e-6});                    // e.g. a reduction
+//   dag.add_dependency(a, b);
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/units.h"
+
+namespace wiresim::sim {
+
+using LinkId = std::uint32_t;
+using NodeId = std::uint32_t;
+using LabelId = std::uint16_t;
+
+enum class NodeKind : std::uint8_t { transfer, delay };
+
+// Compact by design: collectives at 16k ranks make tens of millions of nodes.
+struct DagNode {
+  NodeKind kind = NodeKind::delay;
+  LabelId label = 0;           // index into TransferDag::labels(): what the node is ("ring step")
+  std::uint32_t track = 0;     // who does it, for traces (a GPU index, say)
+  std::uint32_t peer = 0;      // the other end of a transfer, for traces (informational)
+  std::uint32_t links_begin = 0;  // this node's links are links()[links_begin, links_end)
+  std::uint32_t links_end = 0;
+  Bytes bytes;                 // transfer: payload on every link
+  Seconds latency;             // transfer: paid before bytes flow; delay: its duration
+  BytesPerSec rate_cap = BytesPerSec::unlimited();
+};
+
+class TransferDag {
+ public:
+  TransferDag();
+
+  // Adds a transfer over `links` (a path or a multicast tree: one rate on every link).
+  // latency defaults to the sum of the links' latencies, known only to the network, so it
+  // is resolved when the DAG runs; pass it to override.
+  NodeId add_transfer(std::span<const LinkId> links, Bytes bytes,
+                      std::optional<Seconds> latency = std::nullopt,
+                      BytesPerSec rate_cap = BytesPerSec::unlimited(), LabelId label = 0,
+                      std::uint32_t track = 0, std::uint32_t peer = 0);
+  NodeId add_delay(Seconds duration, LabelId label = 0, std::uint32_t track = 0);
+  // `after` starts only once `before` has ended.
+  void add_dependency(NodeId before, NodeId after);
+
+  // Labels name what nodes are ("all_reduce ring step", "launch"); interned, 65,535 at most.
+  LabelId intern_label(std::string_view label);
+  const std::vector<std::string>& labels() const { return labels_; }
+
+  std::size_t size() const { return nodes_.size(); }
+  const DagNode& node(NodeId id) const { return nodes_[id]; }
+  std::span<const LinkId> links(NodeId id) const;
+  bool latency_is_explicit(NodeId id) const { return explicit_latency_[id]; }
+  // Successors of a node (available after freeze(); run_dag freezes on its own).
+  std::span<const NodeId> successors(NodeId id) const;
+  std::uint32_t predecessor_count(NodeId id) const { return pred_count_[id]; }
+  std::span<const NodeId> predecessors(NodeId id) const;
+  // Builds the compressed successor/predecessor lists; adding nodes afterwards unfreezes.
+  void freeze() const;
+  // A name for messages: "<label> #<id> (track t)".
+  std::string describe(NodeId id) const;
+
+ private:
+  std::vector<DagNode> nodes_;
+  std::vector<bool> explicit_latency_;
+  std::vector<LinkId> link_pool_;
+  std::vector<std::pair<NodeId, NodeId>> edges_;
+  std::vector<std::uint32_t> pred_count_;
+  std::vector<std::string> labels_;
+  // CSR adjacency, built lazily by freeze().
+  mutable bool frozen_ = false;
+  mutable std::vector<std::uint32_t> succ_offsets_, pred_offsets_;
+  mutable std::vector<NodeId> succ_, pred_;
+};
+
+}  // namespace wiresim::sim

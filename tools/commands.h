@@ -1,0 +1,14 @@
+// The subcommands of `wiresim`. Each cmd_<name>.cpp adds its subcommand to the app; its
+// callback stores the process exit code in *exit_code. Input errors are thrown as
+// sim::InputError and reported once by main (tools/wiresim.cpp).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace wiresim::tools {
+
+void add_topo_command(CLI::App& app, int* exit_code);
+void add_coll_command(CLI::App& app, int* exit_code);
+void add_calibrate_command(CLI::App& app, int* exit_code);
+
+}  // namespace wiresim::tools

@@ -1,0 +1,100 @@
+// LinkGraph: the hardware as a directed graph. Vertices are devices (GPU, NVSwitch, PCIe
+// switch, CPU socket, NIC, network switch); edges are directed links, each with a bandwidth
+// per direction, a latency and a tier. A full-duplex cable is two links, one each way.
+// Link ids are dense (0..link_count()-1) and are the same ids the simulator's network uses.
+//
+// An NVLink domain's switch chips are modelled as one logical nvswitch device whose link to
+// each GPU carries all of that GPU's NVLinks (count 18 on H100): for the uniform traffic of
+// collectives this is equivalent to the per-chip wiring (shared/data/hardware.md §2), and a
+// transfer then uses the GPU's full NVLink bandwidth as NCCL's channels do.
+//
+//   LinkGraph g = load_topology("topologies/hgx-h100.yaml");   // topologies/builder.h
+//   for (DeviceId gpu : g.gpus()) fmt::print("{}\n", g.device(gpu).name);
+//   const Link& l = g.link(g.out_links(g.gpus()[0])[0]);        // gpu0 -> nvswitch
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include "sim/transfer_dag.h"
+#include "sim/units.h"
+
+namespace wiresim::topo {
+
+using sim::LinkId;
+using DeviceId = std::uint32_t;
+
+enum class DeviceKind { gpu, nvswitch, pcie_switch, cpu, nic, network_switch };
+enum class Tier { nvlink, pcie, upi, xgmi, c2c, ib, roce, eth };
+
+std::string_view to_string(DeviceKind kind);   // "gpu", "nvswitch", ..., "switch"
+std::string_view to_string(Tier tier);         // "nvlink", "pcie", ...
+std::optional<DeviceKind> device_kind_from_string(std::string_view s);
+std::optional<Tier> tier_from_string(std::string_view s);
+// Scale-out tiers (ib, roce, eth) cross between nodes; the rest stay inside one.
+bool is_network_tier(Tier tier);
+
+struct Device {
+  std::string name;          // unique: "node3.gpu5", "leaf2", "spine0"
+  DeviceKind kind = DeviceKind::gpu;
+  int node = 0;              // index of the node (server, tray) it belongs to; -1 for fabric switches
+  int socket = -1;           // CPU socket / NUMA node it hangs off, where known
+  int rail = -1;             // NICs and leaf switches: the rail they serve, where rail-optimised
+  // GPUs:
+  std::string model;         // "H100", "B200", "MI300X"
+  std::string arch;          // "volta", "ampere", "hopper", "blackwell", "ada", "cdna3"
+  sim::BytesPerSec memory_bandwidth;  // HBM; reductions run at this speed
+  // Switches: in-switch reduction and multicast (NVLink SHARP, used by NCCL's NVLS).
+  bool multicast = false;
+};
+
+struct Link {
+  DeviceId from = 0;
+  DeviceId to = 0;
+  Tier tier = Tier::nvlink;
+  int count = 1;                // bonded lanes/links, for labels like NV18
+  sim::BytesPerSec bandwidth;   // per direction, all `count` links together
+  sim::Seconds latency;
+};
+
+class LinkGraph {
+ public:
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS,
+                                      Device, Link>;
+
+  DeviceId add_device(Device device);
+  // Adds one directed link; add_duplex adds both directions and returns the forward id.
+  LinkId add_link(Link link);
+  LinkId add_duplex(Link link);
+
+  std::size_t device_count() const;
+  std::size_t link_count() const { return links_.size(); }
+  const Device& device(DeviceId id) const;
+  const Link& link(LinkId id) const { return links_[id]; }
+  std::span<const LinkId> out_links(DeviceId id) const { return out_[id]; }
+  std::span<const LinkId> in_links(DeviceId id) const { return in_[id]; }
+  std::optional<DeviceId> find(std::string_view name) const;
+  // GPUs in topology order (node-major on clusters): the ranks of a collective.
+  const std::vector<DeviceId>& gpus() const { return gpus_; }
+  // Boost.Graph view, for graph algorithms; edge properties are the Links.
+  const Graph& graph() const { return graph_; }
+  // "gpu0->nvswitch0"
+  std::string link_name(LinkId id) const;
+
+  std::string source;           // file it was read from, for messages
+  std::string name;             // the topology's own name ("hgx-h100")
+
+ private:
+  Graph graph_;
+  std::vector<Link> links_;
+  std::vector<std::vector<LinkId>> out_, in_;
+  std::vector<DeviceId> gpus_;
+};
+
+}  // namespace wiresim::topo
