@@ -72,6 +72,8 @@ class LinkGraph {
   // Adds one directed link; add_duplex adds both directions and returns the forward id.
   LinkId add_link(Link link);
   LinkId add_duplex(Link link);
+  // Replaces a link's bandwidth and latency (a calibration overlay does this).
+  void set_link_parameters(LinkId id, sim::BytesPerSec bandwidth, sim::Seconds latency);
 
   std::size_t device_count() const;
   std::size_t link_count() const { return links_.size(); }
