@@ -31,6 +31,7 @@ struct LinkSpec {
 
 struct RunOptions {
   // Check capacity, conservation and max-min fairness on every event (slow; for tests).
+  // Builds without NDEBUG check on every event whatever this says.
   bool check_invariants = false;
 };
 
@@ -42,6 +43,7 @@ struct NodeTiming {
 struct LinkStats {
   Bytes carried;   // bytes that crossed the link
   Seconds busy;    // time during which at least one transfer flowed on it
+  double utilisation = 0.0;  // carried / (capacity x makespan): 1 = full for the whole run
 };
 
 struct RunResult {

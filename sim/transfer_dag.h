@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/units.h"
@@ -79,11 +80,15 @@ class TransferDag {
  private:
   std::vector<DagNode> nodes_;
   std::vector<bool> explicit_latency_;
-  std::vector<LinkId> link_pool_;
-  std::vector<std::pair<NodeId, NodeId>> edges_;
+  std::vector<LinkId> link_pool_;  // every node's links, back to back
+  // Edges added since the last freeze(); freeze() merges them into the CSR lists and
+  // empties this, so a frozen DAG holds each edge twice (4 bytes each way), not three times.
+  mutable std::vector<std::pair<NodeId, NodeId>> edges_;
   std::vector<std::uint32_t> pred_count_;
   std::vector<std::string> labels_;
-  // CSR adjacency, built lazily by freeze().
+  std::unordered_map<std::string, LabelId> label_index_;  // lookup only, never iterated
+  // CSR adjacency, built lazily by freeze(): succ_[succ_offsets_[n], succ_offsets_[n + 1]).
+  // Edges keep the order they were added in, so runs are reproducible.
   mutable bool frozen_ = false;
   mutable std::vector<std::uint32_t> succ_offsets_, pred_offsets_;
   mutable std::vector<NodeId> succ_, pred_;

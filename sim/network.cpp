@@ -1,0 +1,251 @@
+#include "sim/network.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace wiresim::sim {
+namespace {
+
+constexpr double kPsPerSecond = 1e12;
+
+// Rounds up, as to_sim_time does: an event never fires before its exact time.
+SimTime ceil_ps(double ps) { return static_cast<SimTime>(std::ceil(ps - 1e-6)); }
+
+}  // namespace
+
+Network::Network(std::vector<double> capacity) : links_(capacity.size()) {
+  for (std::size_t l = 0; l < capacity.size(); ++l) {
+    if (!(capacity[l] > 0.0) || !std::isfinite(capacity[l]))
+      throw std::invalid_argument(
+          fmt::format("link {}: capacity must be finite and > 0, got {} B/s", l, capacity[l]));
+    links_[l].capacity = capacity[l];
+  }
+}
+
+void Network::add_flow(std::span<const LinkId> route, double bytes, double rate_cap,
+                       double start_ps, std::uint32_t tag, SimTime now) {
+  assert(bytes > 0.0 && rate_cap > 0.0);
+  assert(!route.empty() || rate_cap < kNoCap);
+  std::uint32_t slot;
+  if (!free_.empty()) {
+    slot = free_.back();
+    free_.pop_back();
+  } else {
+    slot = static_cast<std::uint32_t>(flows_.size());
+    flows_.emplace_back();
+  }
+  Flow& f = flows_[slot];
+  f.route = route.data();
+  f.route_len = static_cast<std::uint32_t>(route.size());
+  f.tag = tag;
+  f.alive = true;
+  f.bytes = bytes;
+  f.remaining = bytes;
+  f.rate = 0.0;
+  f.cap = rate_cap;
+  f.last_ps = start_ps;
+  ++active_;
+  for (const LinkId l : route) {
+    Link& link = links_[l];
+    link.flows.push_back(slot);
+    if (link.active++ == 0) link.busy_since = now;
+    seeds_.push_back(l);
+  }
+  if (route.empty()) set_rate(slot, rate_cap, now);  // nothing to share
+}
+
+std::optional<SimTime> Network::next_completion() {
+  drop_stale_finishes();
+  if (finishes_.empty()) return std::nullopt;
+  return finishes_.front().time;
+}
+
+void Network::drop_stale_finishes() {
+  while (!finishes_.empty()) {
+    const Finish& top = finishes_.front();
+    const Flow& f = flows_[top.flow];
+    if (f.alive && f.tag == top.tag && f.finish == top.time) return;
+    std::pop_heap(finishes_.begin(), finishes_.end());
+    finishes_.pop_back();
+  }
+}
+
+void Network::take_completed(SimTime now, std::vector<std::uint32_t>& tags) {
+  for (drop_stale_finishes(); !finishes_.empty() && finishes_.front().time == now;
+       drop_stale_finishes()) {
+    const std::uint32_t slot = finishes_.front().flow;
+    std::pop_heap(finishes_.begin(), finishes_.end());
+    finishes_.pop_back();
+    Flow& f = flows_[slot];
+    if (audit_) {
+      // Sent = delivered: what is left must be no more than rounding up to a picosecond.
+      const double left = f.remaining - f.rate * ((static_cast<double>(now) - f.last_ps) / kPsPerSecond);
+      if (std::fabs(left) > 1e-9 * f.bytes + f.rate * 1.01e-12 + 1e-9)
+        throw std::logic_error(fmt::format("flow {} finished with {} of {} bytes undelivered",
+                                           f.tag, left, f.bytes));
+    }
+    f.alive = false;
+    --active_;
+    for (const LinkId l : f.links()) {
+      Link& link = links_[l];
+      link.carried += f.bytes;
+      if (audit_) link.audit_tolerance += 1e-9 * f.bytes + 2.02e-12 * link.capacity;
+      if (--link.active == 0) link.busy += now - link.busy_since;
+      seeds_.push_back(l);
+    }
+    dead_.push_back(slot);
+    tags.push_back(f.tag);
+  }
+}
+
+void Network::reshare(SimTime now) {
+  if (++epoch_ == 0) {  // wrapped: forget old marks
+    for (Link& l : links_) l.mark = 0;
+    for (Flow& f : flows_) f.mark = 0;
+    epoch_ = 1;
+  }
+  for (const LinkId seed : seeds_) {
+    if (links_[seed].mark == epoch_) continue;
+    collect_component(seed);
+    if (!comp_flows_.empty()) solve_component(now);
+  }
+  seeds_.clear();
+  // Dead flows have now been swept from every link list they were on.
+  free_.insert(free_.end(), dead_.begin(), dead_.end());
+  dead_.clear();
+}
+
+// Breadth-first over links and flows from `seed`, sweeping dead flows out of link lists.
+void Network::collect_component(LinkId seed) {
+  comp_links_.clear();
+  comp_flows_.clear();
+  links_[seed].mark = epoch_;
+  links_[seed].local = 0;
+  comp_links_.push_back(seed);
+  for (std::size_t i = 0; i < comp_links_.size(); ++i) {
+    std::vector<std::uint32_t>& on_link = links_[comp_links_[i]].flows;
+    std::size_t kept = 0;
+    for (const std::uint32_t slot : on_link) {
+      Flow& f = flows_[slot];
+      if (!f.alive) continue;
+      on_link[kept++] = slot;
+      if (f.mark == epoch_) continue;
+      f.mark = epoch_;
+      f.local = static_cast<std::uint32_t>(comp_flows_.size());
+      comp_flows_.push_back(slot);
+      for (const LinkId l : f.links()) {
+        if (links_[l].mark == epoch_) continue;
+        links_[l].mark = epoch_;
+        links_[l].local = static_cast<std::uint32_t>(comp_links_.size());
+        comp_links_.push_back(l);
+      }
+    }
+    on_link.resize(kept);
+  }
+}
+
+void Network::solve_component(SimTime now) {
+  if (comp_flows_.size() == 1) {  // alone: its slowest link or its cap
+    const std::uint32_t slot = comp_flows_[0];
+    double rate = flows_[slot].cap;
+    for (const LinkId l : flows_[slot].links()) rate = std::min(rate, links_[l].capacity);
+    set_rate(slot, rate, now);
+    return;
+  }
+  comp_capacity_.resize(comp_links_.size());
+  for (std::size_t i = 0; i < comp_links_.size(); ++i)
+    comp_capacity_[i] = links_[comp_links_[i]].capacity;
+  comp_offsets_.resize(comp_flows_.size() + 1);
+  comp_cap_.resize(comp_flows_.size());
+  comp_route_.clear();
+  comp_offsets_[0] = 0;
+  for (std::size_t i = 0; i < comp_flows_.size(); ++i) {
+    const Flow& f = flows_[comp_flows_[i]];
+    for (const LinkId l : f.links()) comp_route_.push_back(links_[l].local);
+    comp_offsets_[i + 1] = static_cast<std::uint32_t>(comp_route_.size());
+    comp_cap_[i] = f.cap;
+  }
+  comp_rates_.resize(comp_flows_.size());
+  solver_.solve({comp_capacity_, comp_offsets_, comp_route_, comp_cap_}, comp_rates_);
+  for (std::size_t i = 0; i < comp_flows_.size(); ++i) set_rate(comp_flows_[i], comp_rates_[i], now);
+}
+
+// Gives a flow its new rate: bank the bytes sent at the old rate, then predict its end.
+void Network::set_rate(std::uint32_t slot, double rate, SimTime now) {
+  Flow& f = flows_[slot];
+  if (rate == f.rate) return;  // same rate, same predicted end: nothing to redo
+  if (!(rate > 0.0) || !std::isfinite(rate))
+    throw std::logic_error(fmt::format("flow {} was given rate {} B/s", f.tag, rate));
+  if (f.rate > 0.0) {
+    const double now_ps = static_cast<double>(now);
+    f.remaining = std::max(0.0, f.remaining - f.rate * ((now_ps - f.last_ps) / kPsPerSecond));
+    f.last_ps = now_ps;
+  }
+  f.rate = rate;
+  // The bytes left are never below one rounding step's worth when this runs, but clamp
+  // anyway: a flow must finish after the instant being processed.
+  f.finish = std::max(now + 1, ceil_ps(f.last_ps + f.remaining / rate * kPsPerSecond));
+  finishes_.push_back({f.finish, f.tag, slot});
+  std::push_heap(finishes_.begin(), finishes_.end());
+}
+
+std::optional<double> Network::rate_of(std::uint32_t tag) const {
+  for (const Flow& f : flows_)
+    if (f.alive && f.tag == tag) return f.rate;
+  return std::nullopt;
+}
+
+void Network::audit_advance(SimTime now) {
+  const double seconds = static_cast<double>(now - audit_time_) / kPsPerSecond;
+  for (const Flow& f : flows_) {
+    if (!f.alive) continue;
+    for (const LinkId l : f.links()) links_[l].audit_bytes += f.rate * seconds;
+  }
+  audit_time_ = now;
+}
+
+void Network::audit_sharing() const {
+  std::vector<double> load(links_.size(), 0.0), top(links_.size(), 0.0);
+  for (const Flow& f : flows_) {
+    if (!f.alive) continue;
+    if (!(f.rate > 0.0)) throw std::logic_error(fmt::format("flow {} has no rate", f.tag));
+    if (f.rate > f.cap * (1 + 1e-12))
+      throw std::logic_error(fmt::format("flow {} exceeds its cap: {} > {} B/s", f.tag, f.rate, f.cap));
+    for (const LinkId l : f.links()) {
+      load[l] += f.rate;
+      top[l] = std::max(top[l], f.rate);
+    }
+  }
+  constexpr double kTol = 1e-9;
+  for (std::size_t l = 0; l < links_.size(); ++l)
+    if (load[l] > links_[l].capacity * (1 + kTol))
+      throw std::logic_error(fmt::format("link {} carries {} B/s over its capacity {} B/s", l,
+                                         load[l], links_[l].capacity));
+  // Max-min fair iff every flow has a bottleneck: its cap, or a full link on which no flow
+  // gets more than it does.
+  for (const Flow& f : flows_) {
+    if (!f.alive || f.rate >= f.cap * (1 - kTol)) continue;
+    const bool bottlenecked = std::any_of(f.route, f.route + f.route_len, [&](LinkId l) {
+      return load[l] >= links_[l].capacity * (1 - kTol) && f.rate >= top[l] * (1 - kTol);
+    });
+    if (!bottlenecked)
+      throw std::logic_error(fmt::format(
+          "flow {} at {} B/s is not max-min fair: no full link where it gets the most", f.tag,
+          f.rate));
+  }
+}
+
+void Network::audit_finish() const {
+  for (std::size_t l = 0; l < links_.size(); ++l) {
+    const Link& link = links_[l];
+    if (std::fabs(link.audit_bytes - link.carried) > link.audit_tolerance + 1e-6)
+      throw std::logic_error(fmt::format("link {}: rates integrate to {} bytes but flows carried {}",
+                                         l, link.audit_bytes, link.carried));
+  }
+}
+
+}  // namespace wiresim::sim

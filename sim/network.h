@@ -1,0 +1,132 @@
+// Network: the transfers flowing right now, on directed links, and their max-min fair rates.
+//
+// A flow crosses a set of links (a path or a multicast tree) at one rate, bounded by its
+// rate cap; concurrent flows share each link max-min fairly (sim/maxmin.h). The network
+// answers two questions, as SimGrid's next_occurring_event() and update_actions_state()
+// do: when does the next flow finish (next_completion), and which flows finish now
+// (take_completed). Flows added or finished since the last reshare() mark their links;
+// reshare() re-solves only the connected components (flows linked through shared links,
+// transitively) that contain a marked link, so a change on one side of the machine costs
+// nothing on the other. All completions and starts at one instant are batched into one
+// reshare. A flow finishes at the integer picosecond its last byte arrives (rounded up),
+// so completion is decided by time, never by comparing leftover bytes with an epsilon.
+//
+//   Network net({100e9});                       // one link, 100 GB/s
+//   net.add_flow(route, 1e6, kNoCap, 0.0, /*tag=*/0, 0);  net.reshare(0);
+//   net.next_completion();                      // 10'000'000 ps = 1e6 B / 100 GB/s
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "sim/maxmin.h"
+#include "sim/transfer_dag.h"
+#include "sim/units.h"
+
+namespace wiresim::sim {
+
+class Network {
+ public:
+  static constexpr double kNoCap = std::numeric_limits<double>::infinity();
+
+  // Capacities in bytes/s, one per link, each finite and > 0.
+  explicit Network(std::vector<double> capacity);
+
+  // Audit mode integrates every link's bytes over time and lets the audit_* calls check
+  // capacity, max-min fairness and byte conservation (slow; for tests and debug builds).
+  void set_audit(bool on) { audit_ = on; }
+
+  // A flow of `bytes` (> 0) over `route` whose first byte may leave at start_ps (exact
+  // picoseconds, in (now - 1, now]); the route's memory must outlive the flow. It is
+  // given a rate at the next reshare(). A flow with no links must have a finite cap.
+  // `tag` comes back from take_completed (a DAG node, say).
+  void add_flow(std::span<const LinkId> route, double bytes, double rate_cap, double start_ps,
+                std::uint32_t tag, SimTime now);
+  // When the next flow finishes; none when no flow is flowing.
+  std::optional<SimTime> next_completion();
+  // Removes the flows that finish at `now` (in order of tag) and appends their tags.
+  void take_completed(SimTime now, std::vector<std::uint32_t>& tags);
+  // Re-solves the components touched by flows added or finished since the last call.
+  void reshare(SimTime now);
+
+  std::size_t active_flows() const { return active_; }
+  std::size_t links() const { return links_.size(); }
+  // Bytes of finished flows that crossed the link (each flow's full payload).
+  double carried(LinkId link) const { return links_[link].carried; }
+  // Time during which at least one flow was on the link, up to the last flow's end.
+  SimTime busy(LinkId link) const { return links_[link].busy; }
+  // The current rate of the flow with `tag`, for tests; none if it is not flowing.
+  std::optional<double> rate_of(std::uint32_t tag) const;
+
+  // Audit: integrate link bytes up to `now` (call before take_completed), check that no
+  // link is over capacity and every rate is max-min fair (call after reshare), and at the
+  // end check that each link's integrated bytes equal the bytes of the flows it carried.
+  // Each throws std::logic_error naming the violation.
+  void audit_advance(SimTime now);
+  void audit_sharing() const;
+  void audit_finish() const;
+
+ private:
+  struct Flow {
+    const LinkId* route = nullptr;
+    std::uint32_t route_len = 0;
+    std::uint32_t tag = 0;
+    std::uint32_t mark = 0;   // reshare epoch that last visited it
+    std::uint32_t local = 0;  // its index in the component being solved
+    bool alive = false;
+    double bytes = 0.0;
+    double remaining = 0.0;  // bytes left as of last_ps
+    double rate = 0.0;       // bytes/s; 0 until its first reshare
+    double cap = kNoCap;
+    double last_ps = 0.0;    // exact picoseconds at which `remaining` was measured
+    SimTime finish = 0;
+    std::span<const LinkId> links() const { return {route, route_len}; }
+  };
+  struct Link {
+    double capacity = 0.0;
+    std::vector<std::uint32_t> flows;  // flow slots, in arrival order; dead ones until reshare
+    std::uint32_t active = 0;          // live flows on it
+    std::uint32_t mark = 0;
+    std::uint32_t local = 0;
+    SimTime busy_since = 0;
+    SimTime busy = 0;
+    double carried = 0.0;
+    double audit_bytes = 0.0;      // integral of the rates on it (audit mode)
+    double audit_tolerance = 0.0;  // rounding the integral may differ by (audit mode)
+  };
+  struct Finish {
+    SimTime time;
+    std::uint32_t tag;
+    std::uint32_t flow;
+    // Min-heap on (time, tag): ties between flows finishing together resolve by tag.
+    bool operator<(const Finish& o) const {
+      return time > o.time || (time == o.time && tag > o.tag);
+    }
+  };
+
+  void collect_component(LinkId seed);
+  void solve_component(SimTime now);
+  void set_rate(std::uint32_t flow, double rate, SimTime now);
+  void drop_stale_finishes();
+
+  std::vector<Link> links_;
+  std::vector<Flow> flows_;  // slots, reused through free_
+  std::vector<std::uint32_t> free_, dead_;
+  std::vector<LinkId> seeds_;  // links touched since the last reshare
+  std::vector<Finish> finishes_;
+  std::size_t active_ = 0;
+  std::uint32_t epoch_ = 0;
+  bool audit_ = false;
+  SimTime audit_time_ = 0;
+
+  // Scratch for one component, kept between calls so the hot path does not allocate.
+  std::vector<std::uint32_t> comp_links_, comp_flows_;
+  std::vector<double> comp_capacity_, comp_cap_, comp_rates_;
+  std::vector<std::uint32_t> comp_offsets_, comp_route_;
+  MaxMinSolver solver_;
+};
+
+}  // namespace wiresim::sim

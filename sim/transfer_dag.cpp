@@ -1,0 +1,165 @@
+#include "sim/transfer_dag.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace wiresim::sim {
+namespace {
+
+constexpr std::size_t kMaxIndex = std::numeric_limits<std::uint32_t>::max() - 1;
+
+// A route lists each link once: a link twice would be counted as two shares of itself.
+void check_distinct(std::span<const LinkId> links) {
+  if (links.size() <= 16) {
+    for (std::size_t i = 0; i < links.size(); ++i)
+      for (std::size_t j = i + 1; j < links.size(); ++j)
+        if (links[i] == links[j])
+          throw std::invalid_argument(
+              fmt::format("add_transfer: link {} appears twice in one transfer", links[i]));
+    return;
+  }
+  std::vector<LinkId> sorted(links.begin(), links.end());
+  std::sort(sorted.begin(), sorted.end());
+  const auto dup = std::adjacent_find(sorted.begin(), sorted.end());
+  if (dup != sorted.end())
+    throw std::invalid_argument(
+        fmt::format("add_transfer: link {} appears twice in one transfer", *dup));
+}
+
+// Counting sort of `edges` (plus the edges already in `offsets`/`lists`) by key, stable.
+void merge_csr(std::size_t nodes, std::vector<std::uint32_t>& offsets, std::vector<NodeId>& lists,
+               const std::vector<std::pair<NodeId, NodeId>>& edges, bool by_first) {
+  const std::size_t old_nodes = offsets.empty() ? 0 : offsets.size() - 1;
+  std::vector<std::uint32_t> next(nodes + 1, 0);
+  for (std::size_t n = 0; n < old_nodes; ++n) next[n + 1] = offsets[n + 1] - offsets[n];
+  for (const auto& [a, b] : edges) ++next[(by_first ? a : b) + 1];
+  for (std::size_t n = 0; n < nodes; ++n) next[n + 1] += next[n];
+  std::vector<NodeId> merged(next[nodes]);
+  std::vector<std::uint32_t> fill(next.begin(), next.end() - 1);
+  for (std::size_t n = 0; n < old_nodes; ++n)
+    for (std::uint32_t i = offsets[n]; i < offsets[n + 1]; ++i) merged[fill[n]++] = lists[i];
+  for (const auto& [a, b] : edges) merged[fill[by_first ? a : b]++] = by_first ? b : a;
+  offsets = std::move(next);
+  lists = std::move(merged);
+}
+
+}  // namespace
+
+TransferDag::TransferDag() {
+  labels_.emplace_back();
+  label_index_.emplace("", 0);
+}
+
+NodeId TransferDag::add_transfer(std::span<const LinkId> links, Bytes bytes,
+                                 std::optional<Seconds> latency, BytesPerSec rate_cap,
+                                 LabelId label, std::uint32_t track, std::uint32_t peer) {
+  if (!(bytes.count() >= 0.0) || !std::isfinite(bytes.count()))
+    throw std::invalid_argument(fmt::format("add_transfer: bytes must be finite and >= 0, got {}",
+                                            bytes.count()));
+  if (latency && (!(latency->count() >= 0.0) || !std::isfinite(latency->count())))
+    throw std::invalid_argument(
+        fmt::format("add_transfer: latency must be finite and >= 0, got {} s", latency->count()));
+  if (!(rate_cap.count() > 0.0))
+    throw std::invalid_argument(
+        fmt::format("add_transfer: rate_cap must be > 0, got {} B/s", rate_cap.count()));
+  if (label >= labels_.size())
+    throw std::out_of_range(fmt::format("add_transfer: unknown label {}", label));
+  if (nodes_.size() >= kMaxIndex || link_pool_.size() + links.size() >= kMaxIndex)
+    throw std::length_error("TransferDag: more than 2^32 nodes or links");
+  check_distinct(links);
+
+  DagNode n;
+  n.kind = NodeKind::transfer;
+  n.label = label;
+  n.track = track;
+  n.peer = peer;
+  n.links_begin = static_cast<std::uint32_t>(link_pool_.size());
+  link_pool_.insert(link_pool_.end(), links.begin(), links.end());
+  n.links_end = static_cast<std::uint32_t>(link_pool_.size());
+  n.bytes = bytes;
+  n.latency = latency.value_or(Seconds{0.0});
+  n.rate_cap = rate_cap;
+  nodes_.push_back(n);
+  explicit_latency_.push_back(latency.has_value());
+  pred_count_.push_back(0);
+  frozen_ = false;
+  return static_cast<NodeId>(nodes_.size() - 1);
+}
+
+NodeId TransferDag::add_delay(Seconds duration, LabelId label, std::uint32_t track) {
+  if (!(duration.count() >= 0.0) || !std::isfinite(duration.count()))
+    throw std::invalid_argument(
+        fmt::format("add_delay: duration must be finite and >= 0, got {} s", duration.count()));
+  if (label >= labels_.size())
+    throw std::out_of_range(fmt::format("add_delay: unknown label {}", label));
+  if (nodes_.size() >= kMaxIndex) throw std::length_error("TransferDag: more than 2^32 nodes");
+  DagNode n;
+  n.kind = NodeKind::delay;
+  n.label = label;
+  n.track = track;
+  n.links_begin = n.links_end = static_cast<std::uint32_t>(link_pool_.size());
+  n.latency = duration;
+  nodes_.push_back(n);
+  explicit_latency_.push_back(true);
+  pred_count_.push_back(0);
+  frozen_ = false;
+  return static_cast<NodeId>(nodes_.size() - 1);
+}
+
+void TransferDag::add_dependency(NodeId before, NodeId after) {
+  if (before >= nodes_.size() || after >= nodes_.size())
+    throw std::out_of_range(fmt::format("add_dependency({}, {}): the DAG has {} nodes", before,
+                                        after, nodes_.size()));
+  edges_.emplace_back(before, after);
+  ++pred_count_[after];
+  frozen_ = false;
+}
+
+LabelId TransferDag::intern_label(std::string_view label) {
+  const std::string key(label);
+  if (const auto it = label_index_.find(key); it != label_index_.end()) return it->second;
+  if (labels_.size() > std::numeric_limits<LabelId>::max())
+    throw std::length_error("TransferDag: more than 65,536 labels");
+  const auto id = static_cast<LabelId>(labels_.size());
+  labels_.push_back(key);
+  label_index_.emplace(key, id);
+  return id;
+}
+
+std::span<const LinkId> TransferDag::links(NodeId id) const {
+  const DagNode& n = nodes_[id];
+  return {link_pool_.data() + n.links_begin, n.links_end - n.links_begin};
+}
+
+std::span<const NodeId> TransferDag::successors(NodeId id) const {
+  freeze();
+  return {succ_.data() + succ_offsets_[id], succ_offsets_[id + 1] - succ_offsets_[id]};
+}
+
+std::span<const NodeId> TransferDag::predecessors(NodeId id) const {
+  freeze();
+  return {pred_.data() + pred_offsets_[id], pred_offsets_[id + 1] - pred_offsets_[id]};
+}
+
+void TransferDag::freeze() const {
+  if (frozen_) return;
+  merge_csr(nodes_.size(), succ_offsets_, succ_, edges_, true);
+  merge_csr(nodes_.size(), pred_offsets_, pred_, edges_, false);
+  edges_.clear();
+  edges_.shrink_to_fit();
+  frozen_ = true;
+}
+
+std::string TransferDag::describe(NodeId id) const {
+  if (id >= nodes_.size()) return fmt::format("#{} (no such node)", id);
+  const DagNode& n = nodes_[id];
+  std::string_view label = labels_[n.label];
+  if (label.empty()) label = n.kind == NodeKind::transfer ? "transfer" : "delay";
+  return fmt::format("{} #{} (track {})", label, id, n.track);
+}
+
+}  // namespace wiresim::sim
