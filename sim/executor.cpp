@@ -63,6 +63,7 @@ class Executor {
     result_.nodes.resize(n);
     for (NodeId id = 0; id < n; ++id)
       if (waiting_[id] == 0) start(id, 0);
+    settle(0);
     for (;;) {
       const std::optional<SimTime> next_flow = network_.next_completion();
       if (queue_.empty() && !next_flow) break;
@@ -88,6 +89,11 @@ class Executor {
       if (e.tag == kActivate) add_flow(e.payload, now);
       else end(e.payload, now);
     }
+    settle(now);
+  }
+
+  // After the instant's changes: one reshare, then the statistics and checks.
+  void settle(SimTime now) {
     network_.reshare(now);
     result_.peak_concurrent_transfers =
         std::max(result_.peak_concurrent_transfers, network_.active_flows());
@@ -164,8 +170,10 @@ class Executor {
       seen[at] = 1;
       walk.push_back(at);
       const auto preds = dag_.predecessors(at);
-      at = *std::find_if(preds.begin(), preds.end(),
-                         [&](NodeId p) { return waiting_[p] != kDone; });
+      const auto p = std::find_if(preds.begin(), preds.end(),
+                                  [&](NodeId q) { return waiting_[q] != kDone; });
+      if (p == preds.end()) throw std::logic_error(dag_.describe(at) + " started but never ended");
+      at = *p;
       if (seen[at]) walk.push_back(at);
     }
     const auto cycle_begin = std::find(walk.begin(), walk.end(), walk.back());

@@ -1,0 +1,33 @@
+#include <doctest/doctest.h>
+
+#include <random>
+#include <vector>
+
+#include "sim/event_queue.h"
+
+using namespace wiresim::sim;
+
+TEST_CASE("event_queue: earliest first, equal times in the order pushed") {
+  EventQueue q;
+  q.push(30, 1, 0);
+  q.push(10, 2, 0);
+  q.push(30, 3, 1);
+  q.push(10, 4, 0);
+  q.push(20, 5, 0);
+  std::vector<std::uint32_t> order;
+  while (!q.empty()) order.push_back(q.pop().payload);
+  // Times 10, 10, 20, 30, 30; ties keep push order (2 before 4, 1 before 3).
+  CHECK(order == std::vector<std::uint32_t>{2, 4, 5, 1, 3});
+}
+
+TEST_CASE("event_queue: many random events come out sorted by (time, push order)") {
+  std::mt19937 rng(7);
+  EventQueue q;
+  for (std::uint32_t i = 0; i < 10000; ++i) q.push(rng() % 100, i, 0);
+  Event prev = q.pop();
+  while (!q.empty()) {
+    const Event e = q.pop();
+    CHECK((e.time > prev.time || (e.time == prev.time && e.payload > prev.payload)));
+    prev = e;
+  }
+}
