@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <boost/graph/adjacency_list.hpp>
@@ -39,6 +40,8 @@ std::optional<DeviceKind> device_kind_from_string(std::string_view s);
 std::optional<Tier> tier_from_string(std::string_view s);
 // Scale-out tiers (ib, roce, eth) cross between nodes; the rest stay inside one.
 bool is_network_tier(Tier tier);
+// NVLink-class tiers (nvlink, xgmi, c2c): GPU-to-GPU fabrics with no host in between.
+bool is_nvlink_class(Tier tier);
 
 struct Device {
   std::string name;          // unique: "node3.gpu5", "leaf2", "spine0"
@@ -52,6 +55,9 @@ struct Device {
   sim::BytesPerSec memory_bandwidth;  // HBM; reductions run at this speed
   // Switches: in-switch reduction and multicast (NVLink SHARP, used by NCCL's NVLS).
   bool multicast = false;
+  // PCIe switches: this one is a host bridge (root complex port) rather than a discrete
+  // switch, so paths through it read PHB in nvidia-smi's matrix instead of PIX/PXB.
+  bool host_bridge = false;
 };
 
 struct Link {
@@ -84,6 +90,10 @@ class LinkGraph {
   std::optional<DeviceId> find(std::string_view name) const;
   // GPUs in topology order (node-major on clusters): the ranks of a collective.
   const std::vector<DeviceId>& gpus() const { return gpus_; }
+  // Position of a GPU in gpus() (its rank); nullopt for other devices.
+  std::optional<std::size_t> gpu_index(DeviceId id) const;
+  // The first link from -> to, if any.
+  std::optional<LinkId> find_link(DeviceId from, DeviceId to) const;
   // Boost.Graph view, for graph algorithms; edge properties are the Links.
   const Graph& graph() const { return graph_; }
   // "gpu0->nvswitch0"
@@ -97,6 +107,8 @@ class LinkGraph {
   std::vector<Link> links_;
   std::vector<std::vector<LinkId>> out_, in_;
   std::vector<DeviceId> gpus_;
+  std::unordered_map<std::string, DeviceId> by_name_;
+  std::unordered_map<DeviceId, std::size_t> gpu_index_;
 };
 
 }  // namespace wiresim::topo

@@ -7,12 +7,21 @@
 // chosen deterministically from `flow`. Routes are computed once per (src, dst, path choice)
 // and cached.
 //
+// Inside a node the route is the cheapest path by tier (an NVLink-class hop costs 1, a
+// PCIe hop 4, an inter-socket hop 16; ties go to fewer hops, then to lower link ids) that
+// never passes *through* a GPU or a NIC: hardware does not forward between its ports.
+// Across nodes, a GPU with several equally near NICs uses NIC (its index in the node +
+// flow) mod their number, and at every switch with several equal-cost next hops the hop
+// is (hash(src NIC, dst NIC, hop) + flow) mod their number: consecutive flows of one pair
+// take different spines, and different pairs start at different spines, as ECMP hashing does.
+//
 //   Router router(graph);
 //   auto links = router.route(graph.gpus()[0], graph.gpus()[9]);   // across two nodes
 //   sim::Seconds alpha = router.latency(links);
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -31,23 +40,53 @@ class Router {
   explicit Router(const LinkGraph& graph);
 
   // Throws sim::InputError naming both devices when dst cannot be reached from src.
+  // Not thread-safe (the cache fills as routes are asked for).
   std::span<const LinkId> route(DeviceId src, DeviceId dst, std::uint32_t flow = 0) const;
   sim::Seconds latency(std::span<const LinkId> links) const;
   sim::BytesPerSec bottleneck(std::span<const LinkId> links) const;
+  // NVLink-class route -> P2P/NVLink; PCIe route through switches only (PIX, PXB) ->
+  // P2P/PCIe; through a host bridge or CPU (PHB, NODE, SYS) -> SHM, as NCCL's default
+  // P2P level (PATH_PXB, NVIDIA/nccl src/graph/paths.cc ncclTopoCheckP2p); other node -> NET.
   Transport transport(DeviceId src_gpu, DeviceId dst_gpu) const;
   // nvidia-smi topo -m label for a GPU/NIC pair: "X", "NV18", "PIX", "PXB", "PHB", "NODE",
-  // "SYS", or "NET" across nodes.
+  // "SYS", or "NET" across nodes ("XGMI" for an xGMI route, as rocm-smi says).
   std::string matrix_label(DeviceId a, DeviceId b) const;
   // GPUs joined by NVLink-class links (nvlink, xgmi, c2c) with no network hop: one id per
   // domain, indexed like graph.gpus().
   const std::vector<int>& nvlink_domain() const { return domain_; }
+  int domain_of(DeviceId gpu) const;
+
+  // The NICs of the GPU's node nearest to it (the cheapest route), lowest id first; empty
+  // when its node has none.
+  std::span<const DeviceId> nearest_nics(DeviceId gpu) const;
+  // The NIC a GPU's flow leaves its node through (see above); throws when there is none.
+  DeviceId nic_for(DeviceId gpu, std::uint32_t flow = 0) const;
+  // The switch, one NVLink hop away, that does in-switch reduction and multicast (NVLS).
+  std::optional<DeviceId> multicast_switch(DeviceId gpu) const;
 
   const LinkGraph& graph() const { return graph_; }
 
  private:
+  enum class Mode { route, host };  // host: the PCIe/host path, ignoring GPU-GPU fabrics
+  struct Best {
+    int cost;
+    int hops;
+    LinkId via;  // the link that reached the device
+  };
+  std::unordered_map<DeviceId, Best> search(DeviceId src, std::optional<DeviceId> dst, Mode mode) const;
+  std::vector<LinkId> cheapest(DeviceId src, DeviceId dst, Mode mode) const;
+  std::vector<LinkId> network_route(DeviceId src_nic, DeviceId dst_nic, std::uint32_t flow) const;
+  const std::vector<std::uint16_t>& hops_to_switch(std::size_t target) const;
+  std::string host_label(DeviceId a, DeviceId b) const;
+
   const LinkGraph& graph_;
   std::vector<int> domain_;
+  std::vector<std::uint32_t> index_in_node_;     // per device: its position among its node's GPUs
+  std::vector<std::int32_t> switch_index_;       // per device: index among network switches, or -1
+  std::vector<DeviceId> switches_;
   mutable std::unordered_map<std::uint64_t, std::vector<LinkId>> cache_;
+  mutable std::unordered_map<DeviceId, std::vector<DeviceId>> nearest_nics_;
+  mutable std::unordered_map<std::size_t, std::vector<std::uint16_t>> switch_hops_;
 };
 
 }  // namespace wiresim::topo

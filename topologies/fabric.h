@@ -1,0 +1,47 @@
+// Fabric: the scale-out network that joins the nodes of a cluster, expanded from a few
+// parameters into leaf and spine switches and their links.
+//
+// rail_optimized: NIC r of every node is on rail r; each rail has its own leaves, each
+// serving `down` nodes, so same-rail traffic between nodes under one leaf is one switch hop
+// (NVIDIA DGX SuperPOD, shared/data/hardware.md §6). fat_tree: NICs fill leaves in order,
+// node by node. Either way a leaf of radix k with oversubscription o (down:up = o:1) has
+// down = floor(k·o/(o+1)) node ports and up = ceil(down/o) uplinks, spread evenly over the
+// spines (one cable per spine by default), and every leaf reaches every spine, so any two
+// leaves have `spines` equal-cost paths. A spine here is a logical switch: its radix is
+// not bounded, so it also stands for the spine+core tiers of very large clusters.
+//
+//   FabricSpec spec = parse_fabric(*find(doc, "fabric"), "fabric");
+//   build_fabric(spec, graph, nics_by_node);   // adds leaf0.., spine0.. and their links
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "topologies/link_graph.h"
+#include "topologies/yaml_doc.h"
+
+namespace wiresim::topo {
+
+struct FabricSpec {
+  enum class Layout { rail_optimized, fat_tree };
+  Layout layout = Layout::rail_optimized;
+  Tier tier = Tier::ib;
+  std::string nic_group = "nic";   // the node's device group whose members attach
+  Position nic_group_at;
+  long leaf_radix = 64;
+  double oversubscription = 1.0;   // down:up ports at a leaf
+  std::optional<long> spines;
+  Position spines_at;
+  sim::BytesPerSec nic_bandwidth;  // per NIC cable
+  sim::Seconds nic_latency;
+  sim::BytesPerSec uplink_bandwidth;  // per leaf-spine cable
+  sim::Seconds uplink_latency;
+};
+
+FabricSpec parse_fabric(const Value& fabric, const std::string& path);
+// nics[node][rail]: the NIC devices of each node, in group order.
+void build_fabric(const FabricSpec& spec, LinkGraph& graph,
+                  const std::vector<std::vector<DeviceId>>& nics);
+
+}  // namespace wiresim::topo
