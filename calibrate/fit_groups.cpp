@@ -1,0 +1,73 @@
+#include "calibrate/fit_groups.h"
+
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "sim/input_error.h"
+
+namespace wiresim::calibrate {
+
+FitGroup group_from_log(const NcclTestsLog& log) {
+  const int first_line = log.rows.empty() ? 0 : log.rows.front().line;
+  if (!log.collective)
+    throw sim::InputError(log.source, first_line, 0, "cannot tell which collective this log measured");
+  const auto ranks = log.rank_count();
+  if (!ranks || *ranks < 1)
+    throw sim::InputError(log.source, first_line, 0, "cannot tell how many ranks took part (no device list, no nGpus)");
+  FitGroup g;
+  g.collective = log.collective;
+  g.kind = std::string(to_string(*log.collective));
+  g.ranks = *ranks;
+  g.bus_factor = bus_factor(*log.collective, *ranks);
+  g.label = fmt::format("{} {} ranks", g.kind, g.ranks);
+  g.source = log.source;
+  int wrong = 0;
+  for (const NcclTestsRow& row : log.rows) {
+    // `#wrong` counts bad elements; the legacy `error` column is a tiny relative error.
+    auto valid = [](const NcclTestsSample& s) { return !s.wrong || *s.wrong < 1.0; };
+    for (const NcclTestsSample* s : {&row.out_of_place, row.in_place ? &*row.in_place : nullptr}) {
+      if (!s) continue;
+      if (!valid(*s)) {
+        ++wrong;
+        continue;
+      }
+      g.points.push_back({row.size * g.bus_factor, s->time});
+    }
+  }
+  if (wrong > 0) g.notes.push_back(fmt::format("{} timings left out: nccl-tests found wrong results", wrong));
+  if (log.truncated) g.notes.push_back("the log says smaller sizes were cut out");
+  return g;
+}
+
+std::vector<FitGroup> groups_from_probe(std::span<const ProbeRow> rows, const std::string& source) {
+  std::map<std::tuple<std::string, std::string, int>, FitGroup> groups;  // ordered: stable output
+  for (const ProbeRow& r : rows) {
+    FitGroup& g = groups[{r.kind, r.tier, r.ranks}];
+    if (g.points.empty()) {
+      g.kind = r.kind;
+      g.tier = r.tier;
+      g.ranks = r.ranks;
+      g.source = source;
+      g.collective = collective_from_string(r.kind);
+      g.bus_factor = g.collective ? bus_factor(*g.collective, r.ranks) : 1.0;
+      g.label = g.collective ? fmt::format("{} {} ranks", r.kind, r.ranks) : fmt::format("{} {}", r.kind, r.tier);
+    }
+    g.points.push_back({r.bytes * g.bus_factor, r.median});
+  }
+  std::vector<FitGroup> out;
+  for (auto& [key, g] : groups) out.push_back(std::move(g));
+  return out;
+}
+
+std::vector<GroupFit> fit_groups(const std::vector<FitGroup>& groups, const FitOptions& options) {
+  std::vector<GroupFit> fits;
+  for (const FitGroup& g : groups) {
+    if (g.points.empty()) continue;
+    fits.push_back({g, fit_alpha_beta(g.points, options)});
+  }
+  return fits;
+}
+
+}  // namespace wiresim::calibrate
