@@ -74,7 +74,7 @@ FabricSpec parse_fabric(const Value& fabric, const std::string& path) {
     spec.leaf_radix = as_count(*r, join_path(path, "leaf_radix"), 2, 100'000);
   if (const Value* o = find(fabric, "oversubscription"))
     spec.oversubscription = parse_ratio(*o, join_path(path, "oversubscription"));
-  if (const Value* s = find(fabric, "spines")) {
+  if (const Value* s = find(fabric, "spines"); s && s->text != "auto") {
     spec.spines = as_count(*s, join_path(path, "spines"), 1, 100'000);
     spec.spines_at = s->at;
   }

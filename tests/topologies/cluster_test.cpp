@@ -1,0 +1,114 @@
+// Clusters: nodes joined by a rail-optimised fabric; routes across nodes and ECMP.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <set>
+
+#include "topologies/builder.h"
+#include "topologies/routes.h"
+
+using namespace wiresim::topo;
+
+namespace {
+const std::string kDir = WIRESIM_SOURCE_DIR "/topologies/";
+DeviceId id(const LinkGraph& g, std::string_view name) { return g.find(name).value(); }
+
+std::vector<Tier> tiers(const LinkGraph& g, std::span<const LinkId> links) {
+  std::vector<Tier> out;
+  for (LinkId l : links) out.push_back(g.link(l).tier);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("cluster-h100-ib: 4 nodes, 8 rails, one leaf per rail, 32 spines") {
+  const LinkGraph g = load_topology(kDir + "cluster-h100-ib.yaml");
+  CHECK(g.gpus().size() == 32);
+  CHECK(g.device(id(g, "node2.gpu3")).node == 2);
+  CHECK(g.device(id(g, "node2.nic3")).rail == 3);
+  CHECK(g.device(id(g, "leaf5")).rail == 5);
+  CHECK(g.device(id(g, "leaf5")).node == -1);
+  // 32 node ports + 32 uplinks per leaf (radix 64, 1:1): one cable to each of 32 spines.
+  CHECK(g.find("spine31").has_value());
+  CHECK_FALSE(g.find("spine32").has_value());
+  CHECK_FALSE(g.find("leaf8").has_value());
+  const Router r(g);
+  CHECK(r.nvlink_domain() == std::vector<int>{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                              2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3});
+  CHECK(r.matrix_label(id(g, "node0.gpu0"), id(g, "node1.gpu0")) == "NET");
+  CHECK(r.transport(id(g, "node0.gpu0"), id(g, "node1.gpu0")) == Transport::net);
+  CHECK(r.transport(id(g, "node0.gpu0"), id(g, "node0.gpu1")) == Transport::p2p_nvlink);
+}
+
+TEST_CASE("cluster routes: same node, same rail across nodes, different rails") {
+  const LinkGraph g = load_topology(kDir + "cluster-h100-ib.yaml");
+  const Router r(g);
+  // Same node: gpu -> nvswitch -> gpu.
+  CHECK(tiers(g, r.route(id(g, "node0.gpu1"), id(g, "node0.gpu6"))) ==
+        std::vector<Tier>{Tier::nvlink, Tier::nvlink});
+  // Same rail: gpu2 -> pcie_switch2 -> nic2 -> leaf2 -> nic2 -> pcie_switch2 -> gpu2.
+  const auto same_rail = r.route(id(g, "node0.gpu2"), id(g, "node3.gpu2"));
+  CHECK(tiers(g, same_rail) == std::vector<Tier>{Tier::pcie, Tier::pcie, Tier::ib, Tier::ib,
+                                                 Tier::pcie, Tier::pcie});
+  CHECK(g.link_name(same_rail[2]) == "node0.nic2->leaf2");
+  CHECK(g.link_name(same_rail[3]) == "leaf2->node3.nic2");
+  // Rail 2 to rail 5: through a spine. 2 + 4 + 2 links; bottleneck one NDR port.
+  const auto cross = r.route(id(g, "node0.gpu2"), id(g, "node1.gpu5"));
+  REQUIRE(cross.size() == 8);
+  CHECK(tiers(g, cross) == std::vector<Tier>{Tier::pcie, Tier::pcie, Tier::ib, Tier::ib, Tier::ib,
+                                             Tier::ib, Tier::pcie, Tier::pcie});
+  CHECK(g.device(g.link(cross[3]).to).name.starts_with("spine"));
+  CHECK(g.link_name(cross[4]).starts_with("spine"));
+  CHECK(g.link_name(cross[4]).ends_with("->leaf5"));
+  CHECK(r.bottleneck(cross).count() == doctest::Approx(50e9));
+  // Latency: 4 PCIe hops of 115 ns + 4 IB cables of 300 ns.
+  CHECK(r.latency(cross).count() == doctest::Approx(4 * 115e-9 + 4 * 300e-9));
+}
+
+TEST_CASE("ECMP: flows of one pair spread over all spines, deterministically") {
+  const LinkGraph g = load_topology(kDir + "cluster-h100-ib.yaml", {{"spines", "4"}});
+  const Router r(g);
+  std::set<DeviceId> spines;
+  for (std::uint32_t flow = 0; flow < 4; ++flow) {
+    const auto links = r.route(id(g, "node0.gpu0"), id(g, "node2.gpu7"), flow);
+    spines.insert(g.link(links[3]).to);
+  }
+  // 4 consecutive flows take the 4 spines.
+  CHECK(spines.size() == 4);
+  // Bundles: 32 uplinks over 4 spines = 8 cables = 400 GB/s per leaf-spine link.
+  const auto links = r.route(id(g, "node0.gpu0"), id(g, "node2.gpu7"), 1);
+  CHECK(g.link(links[3]).count == 8);
+  CHECK(g.link(links[3]).bandwidth.count() == doctest::Approx(400e9));
+  // A second router on the same graph picks the same paths.
+  const Router again(g);
+  for (std::uint32_t flow = 0; flow < 8; ++flow) {
+    const auto a = r.route(id(g, "node1.gpu3"), id(g, "node0.gpu4"), flow);
+    const auto b = again.route(id(g, "node1.gpu3"), id(g, "node0.gpu4"), flow);
+    CHECK(std::vector<LinkId>(a.begin(), a.end()) == std::vector<LinkId>(b.begin(), b.end()));
+  }
+  // Over many pairs, every spine carries some flow.
+  std::set<DeviceId> used;
+  for (int a = 0; a < 8; ++a)
+    for (int b = 0; b < 8; ++b)
+      if (a != b) used.insert(g.link(r.route(g.gpus()[a], g.gpus()[8 + b])[3]).to);
+  CHECK(used.size() == 4);
+}
+
+TEST_CASE("--set nodes scales the cluster; 2,048 nodes build fast") {
+  const LinkGraph small = load_topology(kDir + "cluster-h100-roce.yaml", {{"nodes", "2"}});
+  CHECK(small.gpus().size() == 16);
+  CHECK(small.link(small.out_links(*small.find("node1.nic0")).back()).tier == Tier::roce);
+
+  const auto start = std::chrono::steady_clock::now();
+  const LinkGraph big = load_topology(kDir + "cluster-h100-ib.yaml", {{"nodes", "2048"}});
+  const Router r(big);
+  const auto last = big.gpus().back();
+  const auto links = r.route(big.gpus().front(), last, 3);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(big.gpus().size() == 16384);
+  // 2,048 nodes / 32 per leaf = 64 leaves per rail, 512 leaves.
+  CHECK(big.find("leaf511").has_value());
+  CHECK_FALSE(big.find("leaf512").has_value());
+  CHECK(links.size() == 8);
+  CHECK(seconds < 10.0);
+  MESSAGE("2,048-node cluster built and routed in " << seconds << " s");
+}
