@@ -35,6 +35,7 @@ class EventQueue {
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return heap_.size(); }
   void reserve(std::size_t n) { heap_.reserve(n); }
+  void clear() { heap_.clear(); }
 
  private:
   static bool before(const Event& a, const Event& b) {

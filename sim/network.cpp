@@ -61,25 +61,28 @@ void Network::add_flow(std::span<const LinkId> route, double bytes, double rate_
 std::optional<SimTime> Network::next_completion() {
   drop_stale_finishes();
   if (finishes_.empty()) return std::nullopt;
-  return finishes_.front().time;
+  return finishes_.top().time;
 }
 
 void Network::drop_stale_finishes() {
   while (!finishes_.empty()) {
-    const Finish& top = finishes_.front();
-    const Flow& f = flows_[top.flow];
-    if (f.alive && f.tag == top.tag && f.finish == top.time) return;
-    std::pop_heap(finishes_.begin(), finishes_.end());
-    finishes_.pop_back();
+    const Event& top = finishes_.top();
+    const Flow& f = flows_[top.payload];
+    if (f.alive && f.finish == top.time) return;
+    finishes_.pop();
   }
 }
 
+void Network::rebuild_finishes() {
+  finishes_.clear();
+  for (std::uint32_t slot = 0; slot < flows_.size(); ++slot)
+    if (flows_[slot].alive && flows_[slot].rate > 0.0) finishes_.push(flows_[slot].finish, slot, 0);
+}
+
 void Network::take_completed(SimTime now, std::vector<std::uint32_t>& tags) {
-  for (drop_stale_finishes(); !finishes_.empty() && finishes_.front().time == now;
+  for (drop_stale_finishes(); !finishes_.empty() && finishes_.top().time == now;
        drop_stale_finishes()) {
-    const std::uint32_t slot = finishes_.front().flow;
-    std::pop_heap(finishes_.begin(), finishes_.end());
-    finishes_.pop_back();
+    const std::uint32_t slot = finishes_.pop().payload;
     Flow& f = flows_[slot];
     if (audit_) {
       // Sent = delivered: what is left must be no more than rounding up to a picosecond.
@@ -114,6 +117,7 @@ void Network::reshare(SimTime now) {
     if (!comp_flows_.empty()) solve_component(now);
   }
   seeds_.clear();
+  if (finishes_.size() > 2 * active_ + 1024) rebuild_finishes();
   // Dead flows have now been swept from every link list they were on.
   free_.insert(free_.end(), dead_.begin(), dead_.end());
   dead_.clear();
@@ -189,8 +193,7 @@ void Network::set_rate(std::uint32_t slot, double rate, SimTime now) {
   // The bytes left are never below one rounding step's worth when this runs, but clamp
   // anyway: a flow must finish after the instant being processed.
   f.finish = std::max(now + 1, ceil_ps(f.last_ps + f.remaining / rate * kPsPerSecond));
-  finishes_.push_back({f.finish, f.tag, slot});
-  std::push_heap(finishes_.begin(), finishes_.end());
+  finishes_.push(f.finish, slot, 0);
 }
 
 std::optional<double> Network::rate_of(std::uint32_t tag) const {

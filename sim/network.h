@@ -22,6 +22,7 @@
 #include <span>
 #include <vector>
 
+#include "sim/event_queue.h"
 #include "sim/maxmin.h"
 #include "sim/transfer_dag.h"
 #include "sim/units.h"
@@ -47,7 +48,7 @@ class Network {
                 std::uint32_t tag, SimTime now);
   // When the next flow finishes; none when no flow is flowing.
   std::optional<SimTime> next_completion();
-  // Removes the flows that finish at `now` (in order of tag) and appends their tags.
+  // Removes the flows that finish at `now` and appends their tags.
   void take_completed(SimTime now, std::vector<std::uint32_t>& tags);
   // Re-solves the components touched by flows added or finished since the last call.
   void reshare(SimTime now);
@@ -97,26 +98,20 @@ class Network {
     double audit_bytes = 0.0;      // integral of the rates on it (audit mode)
     double audit_tolerance = 0.0;  // rounding the integral may differ by (audit mode)
   };
-  struct Finish {
-    SimTime time;
-    std::uint32_t tag;
-    std::uint32_t flow;
-    // Min-heap on (time, tag): ties between flows finishing together resolve by tag.
-    bool operator<(const Finish& o) const {
-      return time > o.time || (time == o.time && tag > o.tag);
-    }
-  };
-
   void collect_component(LinkId seed);
   void solve_component(SimTime now);
   void set_rate(std::uint32_t flow, double rate, SimTime now);
   void drop_stale_finishes();
+  void rebuild_finishes();
 
   std::vector<Link> links_;
   std::vector<Flow> flows_;  // slots, reused through free_
   std::vector<std::uint32_t> free_, dead_;
   std::vector<LinkId> seeds_;  // links touched since the last reshare
-  std::vector<Finish> finishes_;
+  // Predicted ends: (time, push order) -> flow slot. A flow re-rated gets a new entry and
+  // the old one goes stale (its time no longer matches the flow's); stale entries are
+  // skipped when they surface, and the whole queue is rebuilt when they outnumber the live.
+  EventQueue finishes_;
   std::size_t active_ = 0;
   std::uint32_t epoch_ = 0;
   bool audit_ = false;

@@ -1,0 +1,74 @@
+// Benchmark (b): all-to-all of N GPUs on a two-level fat tree, every transfer at once.
+//
+// Leaves of k GPUs (k = 32 by default), one uplink from each leaf to each of k spines, all
+// links 50 GB/s and 0.5 us: non-blocking. GPU i -> j on the same leaf uses [up i, down j];
+// across leaves [up i, leaf->spine, spine->leaf, down j] with the spine chosen by
+// destination modulo k (D-mod-k routing), or by a hash of (i, j) with "hash". All N(N-1)
+// transfers start at 0 and share links in one connected component.
+//
+//   bench_all_to_all_fat_tree                  # 1,024 GPUs, 1.05M transfers, D-mod-k
+//   bench_all_to_all_fat_tree 1024 65536 hash  # ECMP-like hashed spines: uneven load
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bench/bench_util.h"
+#include "sim/executor.h"
+#include "sim/transfer_dag.h"
+
+using namespace wiresim;
+using namespace wiresim::sim;
+
+int main(int argc, char** argv) {
+  const int n = argc > 1 ? std::atoi(argv[1]) : 1024;
+  const Bytes bytes{argc > 2 ? std::atof(argv[2]) : 65536};
+  const bool hashed = argc > 3 && std::string(argv[3]) == "hash";
+  const int k = 32;
+  const int leaves = (n + k - 1) / k;
+  const int spines = k;
+  const BytesPerSec rate{50e9};
+  const Seconds latency{0.5e-6};
+
+  std::vector<LinkSpec> links;
+  for (int i = 0; i < n; ++i) links.push_back({rate, latency, fmt::format("gpu{}->leaf{}", i, i / k)});
+  for (int i = 0; i < n; ++i) links.push_back({rate, latency, fmt::format("leaf{}->gpu{}", i / k, i)});
+  const auto up = [&](int leaf, int spine) { return LinkId(2 * n + leaf * spines + spine); };
+  const auto down = [&](int spine, int leaf) { return LinkId(2 * n + leaves * spines + spine * leaves + leaf); };
+  for (int l = 0; l < leaves; ++l)
+    for (int s = 0; s < spines; ++s) links.push_back({rate, latency, fmt::format("leaf{}->spine{}", l, s)});
+  for (int s = 0; s < spines; ++s)
+    for (int l = 0; l < leaves; ++l) links.push_back({rate, latency, fmt::format("spine{}->leaf{}", s, l)});
+
+  double t0 = bench::now_s();
+  TransferDag dag;
+  const LabelId label = dag.intern_label("all_to_all");
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const int li = i / k, lj = j / k;
+      const int spine = hashed ? static_cast<int>((std::uint32_t(i) * 2654435761u ^ std::uint32_t(j) * 40503u) % spines)
+                               : j % spines;
+      if (li == lj) {
+        const LinkId route[2] = {LinkId(i), LinkId(n + j)};
+        dag.add_transfer(route, bytes, std::nullopt, BytesPerSec::unlimited(), label, i, j);
+      } else {
+        const LinkId route[4] = {LinkId(i), up(li, spine), down(spine, lj), LinkId(n + j)};
+        dag.add_transfer(route, bytes, std::nullopt, BytesPerSec::unlimited(), label, i, j);
+      }
+    }
+  dag.freeze();
+  const double build_s = bench::now_s() - t0;
+
+  t0 = bench::now_s();
+  const RunResult result = run_dag(links, dag);
+  const double run_s = bench::now_s() - t0;
+
+  fmt::print("all-to-all, {} GPUs, fat tree {} leaves x {} spines ({}): {} transfers, {} events\n", n,
+             leaves, spines, hashed ? "hashed spines" : "D-mod-k", dag.size(), result.events);
+  fmt::print("build_s {:.3f}  run_s {:.3f}  transfers_per_s {:.0f}  peak_rss_MiB {:.0f}\n", build_s,
+             run_s, static_cast<double>(dag.size()) / run_s, bench::peak_rss_mib());
+  fmt::print("makespan {}  peak_concurrent {}\n", format_time(result.makespan),
+             result.peak_concurrent_transfers);
+}
