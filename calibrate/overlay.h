@@ -1,0 +1,83 @@
+// Overlay: fitted link parameters, per tier, laid over a topology's nominal ones.
+//
+//   # wiresim calibration overlay, fitted by `wiresim calibrate fit` on probe.csv, 2025-06-01
+//   tiers:
+//     nvlink: {bandwidth: 371GB/s, latency: 2.1us}
+//     pcie:   {efficiency: 0.86}
+//   collectives:                       # informational: what the logs measured end to end
+//     - {collective: all_reduce, ranks: 8, latency: 49.7us, busbw: 119GB/s, source: x.log}
+//
+// Semantics (docs/calibrate.md):
+// - `bandwidth` is the rate one GPU achieved over the tier (a P2P copy, a host copy, or a
+//   collective's bus bandwidth). A tier's links differ (a GPU's NVLink bundle, a switch
+//   uplink with count 4), so the overlay does not set them all to that number: it takes the
+//   narrowest link of the tier in the topology as what one GPU's path is bound by, and scales
+//   every link of the tier by efficiency = bandwidth / narrowest. Relative capacities stay.
+// - `efficiency` gives that factor directly (one of the two, not both).
+// - `latency` is the end-to-end latency of one transfer over the tier. Every link of the tier
+//   gets latency / hops, where hops is 1 when the tier joins endpoints (GPU, CPU, NIC)
+//   directly and 2 when it goes through a switch (GPU -> NVSwitch -> GPU).
+// - `collectives` is carried for `calibrate compare` and reports; apply_overlay ignores it.
+// Unknown keys and tiers are errors with a did-you-mean; bad values throw sim::InputError.
+//
+//   Overlay o = read_overlay("fit.yaml");
+//   LinkGraph g = load_topology("topologies/hgx-h100.yaml");
+//   apply_overlay(g, o);   // every nvlink link now at 371/450 of its nominal bandwidth
+#pragma once
+
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "calibrate/collective.h"
+#include "calibrate/fit_groups.h"
+#include "sim/units.h"
+#include "topologies/link_graph.h"
+
+namespace wiresim::calibrate {
+
+struct TierOverlay {
+  std::optional<sim::BytesPerSec> bandwidth;
+  std::optional<double> efficiency;
+  std::optional<sim::Seconds> latency;
+  std::string note;   // where the numbers came from; written as a comment, not read back
+};
+
+struct CollectiveOverlay {
+  Collective collective = Collective::all_reduce;
+  int ranks = 0;
+  sim::Seconds latency;
+  sim::BytesPerSec busbw;
+  std::string source;
+};
+
+struct Overlay {
+  std::map<topo::Tier, TierOverlay> tiers;
+  std::vector<CollectiveOverlay> collectives;
+};
+
+Overlay read_overlay(const std::string& path);
+Overlay parse_overlay(const std::string& text, const std::string& source);
+// `comment` becomes the first line (after "# "): what was fitted, from what, when.
+void write_overlay(std::ostream& out, const Overlay& overlay, const std::string& comment);
+
+// What apply_overlay did to one tier.
+struct AppliedTier {
+  topo::Tier tier = topo::Tier::nvlink;
+  int links = 0;                          // links changed; 0 = the topology has none of the tier
+  double efficiency = 1.0;                // bandwidth factor applied
+  std::optional<sim::Seconds> link_latency;
+};
+std::vector<AppliedTier> apply_overlay(topo::LinkGraph& graph, const Overlay& overlay);
+
+// From fits to an overlay. For each link tier, the group with the highest β among the copy
+// and peer-access kinds gives `bandwidth` (a link carries at least the best any method got
+// through it). `latency` is written only where it can be told from software overhead: the α
+// of a peer load/store kernel less the α of an empty kernel launch. A collective group
+// given a tier (a log fitted with --tier) sets that tier's bandwidth to its bus bandwidth
+// when no probe group does. Every collective goes to `collectives`.
+Overlay overlay_from_fits(const std::vector<GroupFit>& fits);
+
+}  // namespace wiresim::calibrate
