@@ -301,16 +301,13 @@ void check_gpus_connected(const LinkGraph& g, const std::vector<Position>& decla
                                          g.device(gpu).name, g.device(gpus.front()).name));
 }
 
-}  // namespace
-
-LinkGraph load_topology(const std::string& path, const Overrides& overrides) {
-  const Value doc = read_document(path, overrides);
+LinkGraph build(const Value& doc, const std::string& path) {
   check_keys(doc, kTopKeys, "");
   LinkGraph graph;
   graph.source = path;
   if (const Value* n = find(doc, "name")) graph.name = as_string(*n, "name");
   else graph.name = std::filesystem::path(path).stem().string();
-  if (const Value* d = find(doc, "description")) (void)as_string(*d, "description");
+  if (const Value* d = find(doc, "description")) graph.description = as_string(*d, "description");
 
   const Template t = parse_node(require(doc, "node", ""), "node");
   const long nodes = find(doc, "nodes") ? as_count(*find(doc, "nodes"), "nodes", 1, 100'000) : 1;
@@ -361,6 +358,17 @@ LinkGraph load_topology(const std::string& path, const Overrides& overrides) {
   declared_at.resize(graph.device_count(), fabric_value ? fabric_value->at : doc.at);
   check_gpus_connected(graph, declared_at);
   return graph;
+}
+
+}  // namespace
+
+LinkGraph load_topology(const std::string& path, const Overrides& overrides) {
+  return build(read_document(path, overrides), path);
+}
+
+LinkGraph load_topology_text(const std::string& yaml, const std::string& file_name,
+                             const Overrides& overrides) {
+  return build(read_document_text(yaml, file_name, overrides), file_name);
 }
 
 Overrides parse_overrides(const std::vector<std::string>& settings) {

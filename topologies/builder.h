@@ -18,6 +18,10 @@ namespace wiresim::topo {
 using Overrides = std::map<std::string, std::string>;
 
 LinkGraph load_topology(const std::string& path, const Overrides& overrides = {});
+// The same for YAML text (an imported topology, a test); file_name is used in messages and
+// for resolving includes.
+LinkGraph load_topology_text(const std::string& yaml, const std::string& file_name,
+                             const Overrides& overrides = {});
 // Parses "k=v" strings from the command line into overrides; throws InputError on bad form.
 Overrides parse_overrides(const std::vector<std::string>& settings);
 // The simulator's view of the links, same ids.

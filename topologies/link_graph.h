@@ -101,6 +101,7 @@ class LinkGraph {
 
   std::string source;           // file it was read from, for messages
   std::string name;             // the topology's own name ("hgx-h100")
+  std::string description;      // one line from the file, may be empty
 
  private:
   Graph graph_;

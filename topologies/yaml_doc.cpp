@@ -92,6 +92,8 @@ void erase_key(Value& map, std::string_view key) {
   std::erase_if(map.entries, [&](const Value::Entry& e) { return e.key == key; });
 }
 
+Value expand_includes(Value doc, const fs::path& path, std::vector<fs::path>& stack);
+
 Value read_with_includes(const fs::path& path, std::vector<fs::path>& stack,
                          const Position& included_at) {
   const fs::path canonical = fs::weakly_canonical(path);
@@ -108,7 +110,11 @@ Value read_with_includes(const fs::path& path, std::vector<fs::path>& stack,
   }
   std::stringstream text;
   text << in.rdbuf();
-  Value doc = parse(text.str(), path.string());
+  return expand_includes(parse(text.str(), path.string()), path, stack);
+}
+
+Value expand_includes(Value doc, const fs::path& path, std::vector<fs::path>& stack) {
+  const fs::path canonical = fs::weakly_canonical(path);
   const Value* include = find(doc, "include");
   if (!include) return doc;
 
@@ -192,6 +198,9 @@ const char* kind_name(Value::Kind k) {
 
 }  // namespace
 
+Value apply_parameters(Value doc, const std::string& path,
+                       const std::map<std::string, std::string>& overrides);
+
 void fail(const Position& at, const std::string& message, const std::string& via) {
   const std::string text = via.empty() ? message : fmt::format("{} ({})", message, via);
   throw sim::InputError(at.file ? *at.file : std::string(), at.line, at.column, text);
@@ -214,7 +223,18 @@ Value read_yaml_file(const std::string& path) {
 
 Value read_document(const std::string& path, const std::map<std::string, std::string>& overrides) {
   std::vector<fs::path> stack;
-  Value doc = read_with_includes(path, stack, Position{});
+  return apply_parameters(read_with_includes(path, stack, Position{}), path, overrides);
+}
+
+Value read_document_text(const std::string& text, const std::string& file_name,
+                         const std::map<std::string, std::string>& overrides) {
+  std::vector<fs::path> stack;
+  return apply_parameters(expand_includes(parse(text, file_name), file_name, stack), file_name,
+                          overrides);
+}
+
+Value apply_parameters(Value doc, const std::string& path,
+                       const std::map<std::string, std::string>& overrides) {
   std::map<std::string, std::pair<std::string, std::string>> params;
   if (const Value* p = find(doc, "parameters")) {
     require_map(*p, "parameters");

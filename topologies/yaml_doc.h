@@ -55,6 +55,10 @@ struct Value::Entry {
 // result (its values substituted) for anyone who wants to print them.
 Value read_document(const std::string& path, const std::map<std::string, std::string>& overrides);
 
+// The same for text not read from a file (includes are relative to file_name's folder).
+Value read_document_text(const std::string& text, const std::string& file_name,
+                         const std::map<std::string, std::string>& overrides);
+
 // One YAML file, no includes or parameters (for tests of the reader itself).
 Value read_yaml_file(const std::string& path);
 Value read_yaml_text(const std::string& text, const std::string& file_name);
