@@ -5,25 +5,65 @@
 namespace wiresim::sim {
 
 void EventQueue::push(SimTime time, std::uint32_t payload, std::uint8_t tag) {
-  const Event e{time, next_sequence_++, payload, tag};
+  // Appending to the newest bucket keeps push order: every other bucket of this time was
+  // opened, and filled, before it.
+  const std::uint32_t b = (last_ != kNone && last_time_ == time) ? last_ : open_bucket(time);
+  buckets_[b].items.push_back({payload, tag});
+  ++size_;
+}
+
+std::uint32_t EventQueue::open_bucket(SimTime time) {
+  std::uint32_t b;
+  if (!spare_.empty()) {
+    b = spare_.back();
+    spare_.pop_back();
+  } else {
+    b = static_cast<std::uint32_t>(buckets_.size());
+    buckets_.emplace_back();
+  }
+  const Key key{time, opened_++, b};
   std::size_t i = heap_.size();
-  heap_.push_back(e);
+  heap_.push_back(key);
   while (i > 0) {
     const std::size_t parent = (i - 1) / 4;
-    if (!before(e, heap_[parent])) break;
+    if (!(key < heap_[parent])) break;
     heap_[i] = heap_[parent];
     i = parent;
   }
-  heap_[i] = e;
+  heap_[i] = key;
+  last_ = b;
+  last_time_ = time;
+  return b;
+}
+
+Event EventQueue::top() const {
+  const Key& k = heap_.front();
+  const Bucket& b = buckets_[k.bucket];
+  const Item& it = b.items[b.next];
+  return {k.time, it.payload, it.tag};
 }
 
 Event EventQueue::pop() {
   assert(!heap_.empty());
-  const Event result = heap_.front();
-  const Event last = heap_.back();
+  const Key k = heap_.front();
+  Bucket& b = buckets_[k.bucket];
+  const Item it = b.items[b.next++];
+  --size_;
+  if (b.next == b.items.size()) {
+    b.items.clear();
+    b.next = 0;
+    spare_.push_back(k.bucket);
+    if (last_ == k.bucket) last_ = kNone;
+    pop_key();
+  }
+  return {k.time, it.payload, it.tag};
+}
+
+void EventQueue::pop_key() {
+  const Key last = heap_.back();
   heap_.pop_back();
   const std::size_t n = heap_.size();
-  if (n == 0) return result;
+  if (n == 0) return;
   std::size_t i = 0;
   for (;;) {
     const std::size_t first = 4 * i + 1;
@@ -31,13 +71,23 @@ Event EventQueue::pop() {
     std::size_t best = first;
     const std::size_t end = first + 4 < n ? first + 4 : n;
     for (std::size_t c = first + 1; c < end; ++c)
-      if (before(heap_[c], heap_[best])) best = c;
-    if (!before(heap_[best], last)) break;
+      if (heap_[c] < heap_[best]) best = c;
+    if (!(heap_[best] < last)) break;
     heap_[i] = heap_[best];
     i = best;
   }
   heap_[i] = last;
-  return result;
+}
+
+void EventQueue::clear() {
+  for (const Key& k : heap_) {
+    buckets_[k.bucket].items.clear();
+    buckets_[k.bucket].next = 0;
+    spare_.push_back(k.bucket);
+  }
+  heap_.clear();
+  last_ = kNone;
+  size_ = 0;
 }
 
 }  // namespace wiresim::sim

@@ -1,10 +1,15 @@
 // EventQueue: what happens next, in simulated time.
 //
-// Events are (time, sequence, payload): time in integer picoseconds, the sequence number
-// given at push, so that events at equal times come out in the order they went in and a
-// run is reproducible bit for bit (ns-3's EventKey, htsim's integer picoseconds). The
-// payload is a plain 32-bit value plus a small tag the caller interprets (a DAG node and
-// what to do with it), which keeps the hot path free of allocations and indirect calls.
+// Events come out by time (integer picoseconds), and events at equal times in the order
+// they were pushed, so a run is reproducible bit for bit (ns-3's EventKey, htsim's integer
+// picoseconds). The payload is a plain 32-bit value plus a small tag the caller interprets
+// (a DAG node and what to do with it): no allocation and no indirect call per event.
+//
+// Simulations push events in runs with one time (a ring step's 4,096 sends all start at
+// once), so events sit in buckets: a push at the time of the most recently opened bucket
+// appends to it, anything else opens a bucket. Buckets are ordered in a 4-ary min-heap on
+// (time, order opened), which equals push order for equal times; a bucket's events pop
+// in O(1), and drained buckets are recycled with their memory.
 //
 //   EventQueue q;
 //   q.push(1'000'000, 7, 0);                 // node 7 at 1 us
@@ -20,29 +25,49 @@ namespace wiresim::sim {
 
 struct Event {
   SimTime time = 0;
-  std::uint64_t sequence = 0;
   std::uint32_t payload = 0;
   std::uint8_t tag = 0;
 };
 
-// A 4-ary min-heap on (time, sequence): shallower than a binary heap, and the four
-// children of a node share a cache line or two.
 class EventQueue {
  public:
   void push(SimTime time, std::uint32_t payload, std::uint8_t tag);
   Event pop();
-  const Event& top() const { return heap_.front(); }
+  SimTime top_time() const { return heap_.front().time; }
+  Event top() const;
   bool empty() const { return heap_.empty(); }
-  std::size_t size() const { return heap_.size(); }
-  void reserve(std::size_t n) { heap_.reserve(n); }
-  void clear() { heap_.clear(); }
+  std::size_t size() const { return size_; }
+  void clear();
 
  private:
-  static bool before(const Event& a, const Event& b) {
-    return a.time < b.time || (a.time == b.time && a.sequence < b.sequence);
-  }
-  std::vector<Event> heap_;
-  std::uint64_t next_sequence_ = 0;
+  struct Item {
+    std::uint32_t payload;
+    std::uint8_t tag;
+  };
+  struct Bucket {
+    std::vector<Item> items;
+    std::size_t next = 0;  // first item not popped yet
+  };
+  struct Key {
+    SimTime time;
+    std::uint64_t opened;
+    std::uint32_t bucket;
+    bool operator<(const Key& o) const {
+      return time < o.time || (time == o.time && opened < o.opened);
+    }
+  };
+  static constexpr std::uint32_t kNone = 0xffffffffu;
+
+  std::uint32_t open_bucket(SimTime time);
+  void pop_key();
+
+  std::vector<Key> heap_;  // 4-ary min-heap of open buckets
+  std::vector<Bucket> buckets_;
+  std::vector<std::uint32_t> spare_;  // drained buckets, memory kept
+  std::uint32_t last_ = kNone;        // the most recently opened bucket, while open
+  SimTime last_time_ = 0;
+  std::uint64_t opened_ = 0;
+  std::size_t size_ = 0;
 };
 
 }  // namespace wiresim::sim

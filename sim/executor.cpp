@@ -68,7 +68,7 @@ class Executor {
       const std::optional<SimTime> next_flow = network_.next_completion();
       if (queue_.empty() && !next_flow) break;
       SimTime now = next_flow.value_or(std::numeric_limits<SimTime>::max());
-      if (!queue_.empty()) now = std::min(now, queue_.top().time);
+      if (!queue_.empty()) now = std::min(now, queue_.top_time());
       step(now);
     }
     if (done_ != n) throw stuck_error();
@@ -83,7 +83,7 @@ class Executor {
     network_.take_completed(now, completed_);
     for (const NodeId id : completed_) end(id, now);
     result_.events += completed_.size();
-    while (!queue_.empty() && queue_.top().time == now) {
+    while (!queue_.empty() && queue_.top_time() == now) {
       const Event e = queue_.pop();
       ++result_.events;
       if (e.tag == kActivate) add_flow(e.payload, now);

@@ -61,12 +61,12 @@ void Network::add_flow(std::span<const LinkId> route, double bytes, double rate_
 std::optional<SimTime> Network::next_completion() {
   drop_stale_finishes();
   if (finishes_.empty()) return std::nullopt;
-  return finishes_.top().time;
+  return finishes_.top_time();
 }
 
 void Network::drop_stale_finishes() {
   while (!finishes_.empty()) {
-    const Event& top = finishes_.top();
+    const Event top = finishes_.top();
     const Flow& f = flows_[top.payload];
     if (f.alive && f.finish == top.time) return;
     finishes_.pop();
@@ -80,7 +80,7 @@ void Network::rebuild_finishes() {
 }
 
 void Network::take_completed(SimTime now, std::vector<std::uint32_t>& tags) {
-  for (drop_stale_finishes(); !finishes_.empty() && finishes_.top().time == now;
+  for (drop_stale_finishes(); !finishes_.empty() && finishes_.top_time() == now;
        drop_stale_finishes()) {
     const std::uint32_t slot = finishes_.pop().payload;
     Flow& f = flows_[slot];
