@@ -1,10 +1,341 @@
+// wiresim coll OP --topo T.yaml: one collective over a range of sizes, printed like
+// nccl-tests (table), or as the CSV/JSON contract of shared/DESIGN.md.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "models/alpha_beta.h"
+#include "models/machine.h"
+#include "models/run.h"
+#include "models/tuner.h"
+#include "sim/input_error.h"
+#include "sim/trace.h"
+#include "sim/units.h"
 #include "tools/commands.h"
+#include "topologies/builder.h"
 
 namespace wiresim::tools {
+namespace {
+
+using sim::InputError;
+
+struct CollOptions {
+  std::string op;
+  std::string topo;
+  std::vector<std::string> settings;
+  int gpus = 0;
+  std::string sizes = "8B:8GiB:2";
+  std::string algo = "auto";
+  std::string proto = "auto";
+  int channels = 0;
+  int root = 0;
+  std::string dtype = "float";
+  std::string format = "table";
+  std::string model = "simulate";
+  std::string tuner = "nccl";
+  std::string trace;
+  std::string params;
+  bool explain = false;
+};
+
+// Bytes per element, as nccl-tests names its types.
+int dtype_size(const std::string& dtype) {
+  static const std::map<std::string, int> kSizes{
+      {"int8", 1},    {"uint8", 1},   {"fp8", 1},     {"f8e4m3", 1}, {"f8e5m2", 1},
+      {"half", 2},    {"fp16", 2},    {"float16", 2}, {"bf16", 2},   {"bfloat16", 2},
+      {"float", 4},   {"fp32", 4},    {"float32", 4}, {"int32", 4},  {"uint32", 4},
+      {"double", 8},  {"fp64", 8},    {"float64", 8}, {"int64", 8},  {"uint64", 8}};
+  const auto it = kSizes.find(dtype);
+  if (it == kSizes.end())
+    throw InputError(fmt::format("--dtype: unknown type '{}' (expected float, half, bf16, fp8, double, int8, int32, int64)", dtype));
+  return it->second;
+}
+
+sim::Bytes size_arg(const std::string& text) {
+  try {
+    return sim::parse_size(text);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(fmt::format("--sizes: {}", e.what()));
+  }
+}
+
+// "8B:8GiB:2" (min, max, factor), "1MiB:1GiB" (factor 2), or one size.
+std::vector<sim::Bytes> parse_sizes(const std::string& text) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (std::size_t pos; (pos = text.find(':', start)) != std::string::npos; start = pos + 1)
+    parts.push_back(text.substr(start, pos - start));
+  parts.push_back(text.substr(start));
+  if (parts.size() > 3) throw InputError(fmt::format("--sizes: expected MIN:MAX[:FACTOR], got '{}'", text));
+  const sim::Bytes lo = size_arg(parts[0]);
+  const sim::Bytes hi = parts.size() > 1 ? size_arg(parts[1]) : lo;
+  double factor = 2.0;
+  if (parts.size() == 3) {
+    try {
+      std::size_t used = 0;
+      factor = std::stod(parts[2], &used);
+      if (used != parts[2].size()) throw std::invalid_argument("");
+    } catch (const std::exception&) {
+      throw InputError(fmt::format("--sizes: expected a number as the factor, got '{}'", parts[2]));
+    }
+    if (!(factor > 1.0)) throw InputError(fmt::format("--sizes: the factor must be above 1, got '{}'", parts[2]));
+  }
+  if (hi < lo) throw InputError(fmt::format("--sizes: the maximum {} is below the minimum {}", parts[1], parts[0]));
+  if (hi.count() > 1e15) throw InputError(fmt::format("--sizes: {} is beyond 1 PB; refusing", parts.size() > 1 ? parts[1] : parts[0]));
+  std::vector<sim::Bytes> sizes;
+  for (double s = lo.count(); s <= hi.count() * (1.0 + 1e-12); s *= factor) {
+    sizes.push_back(sim::Bytes{std::floor(s)});
+    if (sizes.size() > 4096) throw InputError("--sizes: more than 4096 sizes; use a larger factor");
+  }
+  return sizes;
+}
+
+struct Row {
+  sim::Bytes size;
+  long long count = 0;
+  models::Outcome outcome;
+  std::optional<models::Decision> decision;
+};
+
+std::string link_name(const topo::LinkGraph& g, sim::LinkId l) { return g.link_name(l); }
+
+void print_explain(const models::Machine& machine, const models::Problem& problem, const Row& row) {
+  fmt::print("#\n# {} at {} ({}): candidates by the closed-form model\n", models::to_string(problem.op),
+             sim::format_size(row.size), row.size.count());
+  for (const auto& c : row.decision->candidates) {
+    const bool chosen = c.time && c.choice.algorithm == row.outcome.choice.algorithm &&
+                        c.choice.protocol == row.outcome.choice.protocol;
+    if (c.time)
+      fmt::print("#   {} {:<12} {:<6} {:>12.2f} us   {}\n", chosen ? "*" : " ", models::to_string(c.choice.algorithm),
+                 models::to_string(c.choice.protocol), c.time->us(), c.note);
+    else
+      fmt::print("#     {:<12} {:<6} {:>15}   {}\n", models::to_string(c.choice.algorithm),
+                 models::to_string(c.choice.protocol), "refused", c.note);
+  }
+  (void)machine;
+}
+
+void print_transports(const models::Machine& machine, const models::Problem& problem) {
+  const auto& g = machine.graph();
+  const int n = static_cast<int>(problem.ranks.size());
+  fmt::print("# Transports between ranks (as NCCL_DEBUG=INFO would report them):\n");
+  if (n <= 16) {
+    fmt::print("#  {:>6}", "");
+    for (int j = 0; j < n; ++j) fmt::print(" {:>10}", g.device(problem.ranks[j]).name.substr(0, 10));
+    fmt::print("\n");
+    for (int i = 0; i < n; ++i) {
+      fmt::print("#  {:>6}", g.device(problem.ranks[i]).name.substr(0, 6));
+      for (int j = 0; j < n; ++j)
+        fmt::print(" {:>10}", i == j ? "X" : std::string(topo::to_string(machine.router().transport(problem.ranks[i], problem.ranks[j]))));
+      fmt::print("\n");
+    }
+  } else {
+    std::map<std::string, long long> counts;
+    for (int i = 0; i < n; ++i) {
+      const int j = (i + 1) % n;
+      ++counts[std::string(topo::to_string(machine.router().transport(problem.ranks[i], problem.ranks[j])))];
+    }
+    for (const auto& [t, c] : counts) fmt::print("#   ring neighbours over {}: {}\n", t, c);
+  }
+}
+
+void print_table(const CollOptions& o, const models::Machine& machine, const models::Problem& problem,
+                 const std::vector<Row>& rows) {
+  const auto& g = machine.graph();
+  const auto& gpu0 = g.device(problem.ranks.front());
+  fmt::print("# wiresim coll {} on {}: {} GPUs ({}, {}), model {}\n", models::to_string(problem.op), o.topo,
+             problem.ranks.size(), gpu0.model.empty() ? "gpu" : gpu0.model, machine.arch_name(), o.model);
+  fmt::print("# sizes are nccl-tests sizes; GB/s = 1e9 B/s; busbw = algbw x {}\n",
+             problem.op == models::Collective::all_reduce ? "2(n-1)/n"
+             : (problem.op == models::Collective::broadcast || problem.op == models::Collective::reduce ||
+                problem.op == models::Collective::send_recv) ? "1" : "(n-1)/n");
+  if (o.explain) print_transports(machine, problem);
+  const bool rooted = problem.op == models::Collective::broadcast || problem.op == models::Collective::reduce;
+  const std::string redop = models::reduces(problem.op) ? "sum" : "none";
+  fmt::print("#\n#{:>12} {:>12} {:>8} {:>6} {:>6} {:>10} {:>8} {:>8}  {}\n", "size", "count", "type", "redop", "root",
+             "time", "algbw", "busbw", "algorithm");
+  fmt::print("#{:>12} {:>12} {:>8} {:>6} {:>6} {:>10} {:>8} {:>8}\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)");
+  double bus_sum = 0.0;
+  for (const auto& r : rows) {
+    if (o.explain && r.decision) print_explain(machine, problem, r);
+    fmt::print(" {:>12.0f} {:>12} {:>8} {:>6} {:>6} {:>10.2f} {:>8.2f} {:>8.2f}  {}/{}\n", r.size.count(), r.count,
+               o.dtype, redop, rooted ? problem.root : -1, r.outcome.time.us(), r.outcome.algbw_GBps,
+               r.outcome.busbw_GBps, models::to_string(r.outcome.choice.algorithm),
+               models::to_string(r.outcome.choice.protocol));
+    bus_sum += r.outcome.busbw_GBps;
+  }
+  fmt::print("# Avg bus bandwidth    : {:.3f} GB/s\n", rows.empty() ? 0.0 : bus_sum / rows.size());
+  const Row& last = rows.back();
+  fmt::print("# At {}: {} ({}).\n", sim::format_size(last.size), models::to_string(last.outcome.choice.algorithm),
+             last.outcome.shape);
+  if (!last.outcome.hottest.empty()) {
+    fmt::print("# Busiest links at {} (bytes carried / (capacity x time)):\n", sim::format_size(last.size));
+    for (const auto& h : last.outcome.hottest)
+      fmt::print("#   {:<40} {:5.1f}%  {}\n", link_name(g, h.link), 100.0 * h.utilisation, sim::format_size(h.carried));
+  }
+}
+
+void print_csv(const CollOptions& o, const std::vector<Row>& rows) {
+  fmt::print("size_bytes,count,dtype,algo,proto,time_us,algbw_GBps,busbw_GBps\n");
+  for (const auto& r : rows)
+    fmt::print("{:.0f},{},{},{},{},{:.3f},{:.3f},{:.3f}\n", r.size.count(), r.count, o.dtype,
+               models::to_string(r.outcome.choice.algorithm), models::to_string(r.outcome.choice.protocol),
+               r.outcome.time.us(), r.outcome.algbw_GBps, r.outcome.busbw_GBps);
+}
+
+void print_json(const CollOptions& o, const models::Machine& machine, const models::Problem& problem,
+                const std::vector<Row>& rows) {
+  nlohmann::ordered_json out;
+  out["collective"] = models::to_string(problem.op);
+  out["topology"] = o.topo;
+  out["gpus"] = problem.ranks.size();
+  out["model"] = o.model;
+  out["dtype"] = o.dtype;
+  out["units"] = {{"time", "us"}, {"bandwidth", "GB/s (1e9 B/s)"}, {"size", "B"}};
+  auto& results = out["results"] = nlohmann::ordered_json::array();
+  for (const auto& r : rows) {
+    nlohmann::ordered_json row;
+    row["size_bytes"] = static_cast<long long>(r.size.count());
+    row["count"] = r.count;
+    row["algo"] = models::to_string(r.outcome.choice.algorithm);
+    row["proto"] = models::to_string(r.outcome.choice.protocol);
+    row["channels"] = r.outcome.choice.channels;
+    row["time_us"] = r.outcome.time.us();
+    row["algbw_GBps"] = r.outcome.algbw_GBps;
+    row["busbw_GBps"] = r.outcome.busbw_GBps;
+    row["shape"] = r.outcome.shape;
+    auto& hot = row["busiest_links"] = nlohmann::ordered_json::array();
+    for (const auto& h : r.outcome.hottest)
+      hot.push_back({{"link", machine.graph().link_name(h.link)}, {"utilisation", h.utilisation},
+                     {"bytes", h.carried.count()}});
+    if (r.decision) {
+      auto& cands = row["candidates"] = nlohmann::ordered_json::array();
+      for (const auto& c : r.decision->candidates) {
+        nlohmann::ordered_json cj{{"algo", models::to_string(c.choice.algorithm)},
+                                  {"proto", models::to_string(c.choice.protocol)}};
+        if (c.time) cj["time_us"] = c.time->us();
+        else cj["refused"] = c.note;
+        cands.push_back(cj);
+      }
+    }
+    results.push_back(row);
+  }
+  fmt::print("{}\n", out.dump(2));
+}
+
+void write_trace(const std::string& path, const models::Machine& machine, const models::Problem& problem,
+                 const models::Detail& detail) {
+  std::ofstream file(path);
+  if (!file) throw InputError(path, 0, 0, "cannot write the trace file");
+  sim::TraceOptions options;
+  for (auto gpu : problem.ranks) options.track_names.push_back(machine.graph().device(gpu).name);
+  options.links = machine.links();
+  sim::write_chrome_trace(file, detail.plan.dag, detail.run, options);
+}
+
+int run_coll(const CollOptions& o) {
+  const auto op = models::parse_collective(o.op);
+  if (!op)
+    throw InputError(fmt::format("unknown collective '{}' (expected all_reduce, all_gather, reduce_scatter, "
+                                 "all_to_all, broadcast, reduce, send_recv)", o.op));
+  if (o.format != "table" && o.format != "csv" && o.format != "json")
+    throw InputError(fmt::format("--format: expected table, csv or json, got '{}'", o.format));
+  if (o.model != "simulate" && o.model != "analytic")
+    throw InputError(fmt::format("--model: expected simulate or analytic, got '{}'", o.model));
+  if (o.tuner != "nccl" && o.tuner != "all")
+    throw InputError(fmt::format("--tuner: expected nccl or all, got '{}'", o.tuner));
+  models::TunerOptions tuner;
+  tuner.all_algorithms = o.tuner == "all";
+  if (o.algo != "auto") {
+    tuner.algorithm = models::parse_algorithm(o.algo);
+    if (!tuner.algorithm)
+      throw InputError(fmt::format("--algo: unknown algorithm '{}' (expected auto, ring, tree, nvls, nvls_tree, "
+                                   "one_shot, two_shot, hierarchical, pairwise, direct)", o.algo));
+  }
+  if (o.proto != "auto") {
+    tuner.protocol = models::parse_protocol(o.proto);
+    if (!tuner.protocol) throw InputError(fmt::format("--proto: unknown protocol '{}' (expected auto, ll, ll128, simple)", o.proto));
+  }
+  if (o.channels != 0) {
+    if (o.channels < 1 || o.channels > 64) throw InputError(fmt::format("--channels: expected 1..64, got {}", o.channels));
+    tuner.channels = o.channels;
+  }
+  const int element = dtype_size(o.dtype);
+  const auto sizes = parse_sizes(o.sizes);
+  const topo::LinkGraph graph = topo::load_topology(o.topo, topo::parse_overrides(o.settings));
+  const models::Params params = o.params.empty() ? models::default_params() : models::load_params(o.params);
+  const models::Machine machine(graph, params);
+  models::Problem problem;
+  problem.op = *op;
+  problem.root = o.root;
+  const auto& gpus = graph.gpus();
+  const int n = o.gpus == 0 ? static_cast<int>(gpus.size()) : o.gpus;
+  if (n < 2 || n > static_cast<int>(gpus.size()))
+    throw InputError(fmt::format("--gpus: expected 2..{} (the GPUs in {}), got {}", gpus.size(), o.topo, n));
+  problem.ranks.assign(gpus.begin(), gpus.begin() + n);
+  const bool per_rank_split = *op == models::Collective::all_gather || *op == models::Collective::reduce_scatter ||
+                              *op == models::Collective::all_to_all;
+  const double align = per_rank_split ? static_cast<double>(element) * n : element;
+  const auto method = o.model == "analytic" ? models::Method::analytic : models::Method::simulate;
+  std::vector<Row> rows;
+  models::Detail detail;
+  for (const auto& requested : sizes) {
+    Row row;
+    // nccl-tests rounds each size down to whole elements (per rank for split collectives).
+    row.size = sim::Bytes{std::floor(requested.count() / align) * align};
+    if (row.size.count() <= 0.0) continue;
+    row.count = static_cast<long long>(row.size.count() / element / (per_rank_split ? n : 1));
+    problem.size = row.size;
+    row.decision = models::tune(machine, problem, tuner);
+    const bool last = &requested == &sizes.back();
+    row.outcome = models::run_collective(machine, problem, row.decision->best, method,
+                                         last && !o.trace.empty() && method == models::Method::simulate ? &detail : nullptr);
+    if (!o.explain && o.format != "json") row.decision.reset();
+    rows.push_back(std::move(row));
+  }
+  if (rows.empty())
+    throw InputError(fmt::format("--sizes: every size is below one element per rank ({} B)", align));
+  if (o.format == "csv") print_csv(o, rows);
+  else if (o.format == "json") print_json(o, machine, problem, rows);
+  else print_table(o, machine, problem, rows);
+  if (!o.trace.empty()) {
+    if (method != models::Method::simulate) throw InputError("--trace needs --model simulate");
+    write_trace(o.trace, machine, problem, detail);
+  }
+  return 0;
+}
+
+}  // namespace
 
 void add_coll_command(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("coll", "(being built)");
-  cmd->callback([exit_code] { *exit_code = 2; });
+  auto o = std::make_shared<CollOptions>();
+  auto* cmd = app.add_subcommand("coll", "simulate one collective over a range of sizes (nccl-tests style)");
+  cmd->add_option("op", o->op, "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv")
+      ->required();
+  cmd->add_option("--topo", o->topo, "topology YAML file")->required();
+  cmd->add_option("--set", o->settings, "override a topology parameter, e.g. --set nodes=4");
+  cmd->add_option("--gpus", o->gpus, "use the first N GPUs in topology order (default: all)");
+  cmd->add_option("--sizes", o->sizes, "MIN:MAX[:FACTOR] or one size, nccl-tests sizes (default 8B:8GiB:2)");
+  cmd->add_option("--algo", o->algo, "auto, ring, tree, nvls, one_shot, two_shot, hierarchical, pairwise, direct");
+  cmd->add_option("--proto", o->proto, "auto, ll, ll128, simple");
+  cmd->add_option("--channels", o->channels, "channels (default: the GPU architecture's)");
+  cmd->add_option("--root", o->root, "root rank for broadcast and reduce (default 0)");
+  cmd->add_option("--dtype", o->dtype, "element type: float, half, bf16, fp8, double, int8, int32, int64");
+  cmd->add_option("--format", o->format, "table (nccl-tests columns), csv or json");
+  cmd->add_option("--model", o->model, "simulate (event-driven, default) or analytic (closed form)");
+  cmd->add_option("--tuner", o->tuner, "candidate set for --algo auto: nccl (default) or all");
+  cmd->add_option("--trace", o->trace, "write a Chrome/Perfetto trace of the largest size to this file");
+  cmd->add_option("--params", o->params, "model parameter file replacing the built-in models/params.yaml");
+  cmd->add_flag("--explain", o->explain, "print the tuner's candidates per size and the transport per rank pair");
+  cmd->callback([o, exit_code] { *exit_code = run_coll(*o); });
 }
 
 }  // namespace wiresim::tools

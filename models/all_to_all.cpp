@@ -1,0 +1,79 @@
+// all_to_all and send_recv: point-to-point exchanges.
+//
+// all_to_all (nccl-tests size S = each rank's send buffer): rank i sends S/n to every j.
+// direct: all n(n−1) sends start at once and share the links (NCCL posts them as one group).
+// pairwise: n−1 steps; at step s rank i sends to i+s and receives from i−s, and starts step
+// s+1 once both are done — fewer flows at a time, more latency.
+// send_recv (as nccl-tests' sendrecv_perf): rank i sends S to rank i+1, in P2P chunks
+// pipelined through the connection's buffer.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "models/plan.h"
+
+namespace wiresim::models {
+
+void expand_all_to_all(PlanBuilder& b, Plan& plan, bool pairwise) {
+  const int n = static_cast<int>(b.problem().ranks.size());
+  const sim::Bytes piece = b.problem().size / static_cast<double>(n);
+  const auto label = b.label(pairwise ? "pairwise exchange" : "all-to-all send");
+  if (!pairwise) {
+    const sim::BytesPerSec cap = b.protocol_cap() / static_cast<double>(n - 1);
+    for (int i = 0; i < n; ++i)
+      for (int d = 1; d < n; ++d)
+        b.send(i, (i + d) % n, piece, {b.launch()}, static_cast<std::uint32_t>(i * n + d), label, cap);
+    plan.steps = 1;
+    plan.shape = fmt::format("direct: {} sends of {}", n * (n - 1), sim::format_size(piece));
+  } else {
+    std::vector<sim::NodeId> prev_send(n, b.launch()), prev_recv(n, kNoNode), next_recv(n);
+    for (int s = 1; s < n; ++s) {
+      for (int i = 0; i < n; ++i) {
+        const int j = (i + s) % n;
+        const auto sent = b.send(i, j, piece, {prev_send[i], prev_recv[i]},
+                                 static_cast<std::uint32_t>(i * n + s), label, b.protocol_cap());
+        prev_send[i] = sent.transfer;
+        next_recv[j] = sent.arrival;
+      }
+      prev_recv = next_recv;
+    }
+    plan.steps = n - 1;
+    plan.shape = fmt::format("pairwise: {} steps of {}", n - 1, sim::format_size(piece));
+  }
+  plan.loops = 1;
+}
+
+void expand_send_recv(PlanBuilder& b, Plan& plan) {
+  const int n = static_cast<int>(b.problem().ranks.size());
+  const sim::Bytes total = b.problem().size;
+  const auto label = b.label("send/recv chunk");
+  // The chunk follows the slowest tier any pair crosses (NCCL picks it per peer).
+  TierClass worst = TierClass::nvlink;
+  for (int i = 0; i < n; ++i)
+    worst = std::max(worst, b.machine().tier_class(b.machine().route(b.gpu(i), b.gpu((i + 1) % n))));
+  const sim::Bytes chunk = b.machine().params().p2p_chunk[static_cast<int>(worst)];
+  const int loops = total.count() <= 0.0 ? 1 : std::max(1, static_cast<int>(std::ceil(total / chunk - 1e-9)));
+  // The buffer holds buffer/chunk chunks (4 MiB Simple buffer / 512 KiB = 8).
+  const sim::Bytes buffer = b.protocol().step * static_cast<double>(b.protocol().slots);
+  const int slots = std::max(2, static_cast<int>(buffer / chunk));
+  std::vector<sim::NodeId> prev(n, b.launch());
+  std::vector<std::vector<sim::NodeId>> arrived(n, std::vector<sim::NodeId>(slots, kNoNode));
+  for (int k = 0; k < loops; ++k) {
+    const sim::Bytes rest = total - chunk * k;
+    const sim::Bytes c = rest < chunk ? rest : chunk;
+    for (int i = 0; i < n; ++i) {
+      const sim::NodeId slot = k >= slots ? arrived[i][k % slots] : kNoNode;
+      const auto sent = b.send(i, (i + 1) % n, c, {prev[i], slot}, static_cast<std::uint32_t>(i), label,
+                               b.protocol_cap());
+      prev[i] = sent.transfer;
+      arrived[i][k % slots] = sent.arrival;
+    }
+  }
+  plan.steps = 1;
+  plan.loops = loops;
+  plan.shape = fmt::format("send/recv to the next rank, {} chunk{} of {}", loops, loops > 1 ? "s" : "",
+                           sim::format_size(chunk));
+}
+
+}  // namespace wiresim::models

@@ -1,0 +1,279 @@
+#include "models/alpha_beta.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "sim/input_error.h"
+
+namespace wiresim::models {
+namespace {
+
+struct Edge {
+  int from;
+  int to;
+  std::uint32_t flow;
+};
+
+// Per-edge payload rate when all `edges` are active at once and share links equally, capped
+// per edge by `cap` (payload bytes/s).
+std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap) {
+  const Machine& m = b.machine();
+  std::unordered_map<sim::LinkId, int> load;
+  std::vector<std::span<const sim::LinkId>> routes;
+  for (const auto& e : edges) {
+    routes.push_back(m.route(b.gpu(e.from), b.gpu(e.to), e.flow));
+    for (auto l : routes.back()) ++load[l];
+  }
+  const double payload = b.protocol().payload;
+  std::vector<double> rates;
+  for (const auto& route : routes) {
+    double wire = cap.is_unlimited() ? INFINITY : cap.count() / payload;
+    for (auto l : route) wire = std::min(wire, m.links()[l].capacity.count() / load[l]);
+    rates.push_back(wire * payload);
+  }
+  return rates;
+}
+
+int loops_for(sim::Bytes total, sim::Bytes chunk) {
+  if (total.count() <= 0.0) return 1;
+  return std::max(1, static_cast<int>(std::ceil(total / chunk - 1e-9)));
+}
+
+sim::Bytes chunk_k(sim::Bytes total, sim::Bytes chunk, int k) {
+  const sim::Bytes rest = total - chunk * k;
+  return rest < chunk ? rest : chunk;
+}
+
+// Lock-step ring: every step waits for the slowest edge.
+double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vector<int>>& orders,
+                 sim::Bytes block, sim::Bytes chunk, sim::BytesPerSec cap, std::uint32_t flow_base = 0) {
+  std::vector<Edge> edges;
+  for (std::size_t r = 0; r < orders.size(); ++r) {
+    const int n = static_cast<int>(orders[r].size());
+    for (int p = 0; p < n; ++p)
+      edges.push_back({orders[r][p], orders[r][(p + 1) % n],
+                       (flow_base + static_cast<std::uint32_t>(r)) * 1'000'003u + static_cast<std::uint32_t>(p)});
+  }
+  const auto rates = shared_rates(b, edges, cap);
+  const int n = static_cast<int>(orders.front().size());
+  const int steps = op == Collective::all_reduce ? 2 * (n - 1) : n - 1;
+  const int loops = loops_for(block, chunk);
+  double t = 0.0;
+  for (int k = 0; k < loops; ++k) {
+    const sim::Bytes c = chunk_k(block, chunk, k);
+    double step = 0.0;
+    for (std::size_t e = 0; e < edges.size(); ++e)
+      step = std::max(step, c.count() / rates[e] + b.step_latency(edges[e].from, edges[e].to).count());
+    for (int s = 0; s < steps; ++s) {
+      const bool reducing = op == Collective::reduce_scatter || (op == Collective::all_reduce && s < n - 1);
+      t += step + (reducing ? b.reduction_time(c).count() : 0.0);
+    }
+  }
+  return t;
+}
+
+// Simultaneous sends: the slowest one, plus its step latency.
+double phase_time(const PlanBuilder& b, const std::vector<Edge>& edges, sim::Bytes payload, sim::BytesPerSec cap) {
+  const auto rates = shared_rates(b, edges, cap);
+  double t = 0.0;
+  for (std::size_t e = 0; e < edges.size(); ++e)
+    t = std::max(t, payload.count() / rates[e] + b.step_latency(edges[e].from, edges[e].to).count());
+  return t;
+}
+
+}  // namespace
+
+Estimate estimate(const Machine& machine, const Problem& problem, const Choice& choice) {
+  if (auto reason = why_not(machine, problem, choice.algorithm, choice.protocol))
+    throw sim::InputError(fmt::format("--algo {}: {}", to_string(choice.algorithm), *reason));
+  Plan scratch;
+  PlanBuilder b(machine, problem, choice, scratch);
+  const double base = scratch.dag.node(b.launch()).latency.count();
+  const int n = static_cast<int>(problem.ranks.size());
+  const sim::Bytes size = problem.size;
+  const auto by_node = ranks_by_node(machine, problem);
+  const auto mem_bw = machine.graph().device(problem.ranks.front()).memory_bandwidth;
+  const auto reduce_inputs = [&](sim::Bytes bytes) {
+    return mem_bw.count() > 0.0 ? bytes.count() * (n + 1) / mem_bw.count() : 0.0;
+  };
+  double t = base;
+  std::string formula;
+  switch (choice.algorithm) {
+    case Algorithm::ring: {
+      if (problem.op == Collective::broadcast || problem.op == Collective::reduce) {
+        std::vector<int> order = ring_order(by_node, 0, 1);
+        std::rotate(order.begin(), std::find(order.begin(), order.end(), problem.root), order.end());
+        if (problem.op == Collective::reduce) {
+          std::reverse(order.begin() + 1, order.end());
+          std::rotate(order.begin(), order.begin() + 1, order.end());
+        }
+        const int hops = n - 1;
+        std::vector<Edge> edges;
+        for (int i = 0; i < hops; ++i) edges.push_back({order[i], order[i + 1], static_cast<std::uint32_t>(i)});
+        const auto rates = shared_rates(b, edges, b.protocol_cap());
+        const sim::Bytes chunk = ring_chunk(machine, choice, problem.op, choice.channels);
+        const int loops = loops_for(size, chunk);
+        const bool reducing = problem.op == Collective::reduce;
+        std::vector<double> sent(hops, base), arrived(hops, base);
+        for (int k = 0; k < loops; ++k) {
+          const sim::Bytes c = chunk_k(size, chunk, k);
+          for (int i = 0; i < hops; ++i) {
+            const double start = std::max(sent[i], i > 0 ? arrived[i - 1] : base);
+            sent[i] = start + c.count() / rates[i];
+            arrived[i] = sent[i] + b.step_latency(order[i], order[i + 1]).count() +
+                         (reducing ? b.reduction_time(c).count() : 0.0);
+          }
+        }
+        t = arrived[hops - 1];
+        formula = fmt::format("pipeline of {} hops x {} chunks of {}: (hops + chunks - 1) x chunk/rate + hops x step",
+                              hops, loops, sim::format_size(chunk));
+        break;
+      }
+      const int rings = ring_instances(machine, problem, choice.channels);
+      const int per_ring = std::max(1, choice.channels / rings);
+      std::vector<std::vector<int>> orders;
+      for (int r = 0; r < rings; ++r) orders.push_back(ring_order(by_node, r, rings));
+      const sim::Bytes block = size / (static_cast<double>(n) * rings);
+      const sim::Bytes chunk = ring_chunk(machine, choice, problem.op, per_ring);
+      t += ring_time(b, problem.op, orders, block, chunk, b.protocol_cap() / rings);
+      const int steps = problem.op == Collective::all_reduce ? 2 * (n - 1) : n - 1;
+      formula = fmt::format("base + loops({}) x steps({}) x (chunk/rate + step latency)", loops_for(block, chunk), steps);
+      break;
+    }
+    case Algorithm::nvls: {
+      const int channels = machine.arch().nvls_channels;
+      const sim::Bytes loop_bytes = machine.params().nvls_chunk * static_cast<double>(channels);
+      const int loops = loops_for(size, loop_bytes);
+      const double eff = b.protocol().payload * machine.arch().nvls_efficiency;
+      double bw = INFINITY, wire = 0.0;
+      for (auto gpu : problem.ranks) {
+        const auto port = *machine.nvls_port(gpu);
+        bw = std::min({bw, machine.links()[port.up].capacity.count(), machine.links()[port.down].capacity.count()});
+        wire = std::max(wire, (machine.links()[port.up].latency + machine.links()[port.down].latency).count());
+      }
+      // Every loop moves one part per rank; a part's wire bytes are its share over the efficiency.
+      const double w = size.count() / loops / n / eff;
+      if (problem.op == Collective::all_reduce) {
+        t += 2.0 * wire + ((n + 1.0) * loops + n - 1.0) * w / bw + b.reduction_time(sim::Bytes{w * eff}).count();
+        formula = "2 wire + ((n+1) L + n - 1) x part/(eff x B)";
+      } else {
+        t += wire + n * loops * w / bw +
+             (problem.op == Collective::reduce_scatter ? b.reduction_time(sim::Bytes{w * eff}).count() : 0.0);
+        formula = "wire + n L x part/(eff x B)";
+      }
+      break;
+    }
+    case Algorithm::one_shot: {
+      std::vector<Edge> edges;
+      for (int i = 0; i < n; ++i)
+        for (int d = 1; d < n; ++d) edges.push_back({i, (i + d) % n, static_cast<std::uint32_t>(d)});
+      t += phase_time(b, edges, size, b.protocol_cap() / static_cast<double>(n - 1)) + reduce_inputs(size);
+      formula = "base + (n-1) S / rate + step + reduce of n inputs";
+      break;
+    }
+    case Algorithm::two_shot: {
+      const sim::Bytes part = size / static_cast<double>(n);
+      std::vector<Edge> scatter, gather;
+      for (int i = 0; i < n; ++i)
+        for (int d = 1; d < n; ++d) {
+          scatter.push_back({i, (i + d) % n, static_cast<std::uint32_t>(d)});
+          gather.push_back({i, (i + d) % n, static_cast<std::uint32_t>(n + d)});
+        }
+      const sim::BytesPerSec cap = b.protocol_cap() / static_cast<double>(n - 1);
+      t += phase_time(b, scatter, part, cap) + reduce_inputs(part) + phase_time(b, gather, part, cap);
+      formula = "base + 2 x ((n-1) S/n / rate + step) + reduce of n parts";
+      break;
+    }
+    case Algorithm::direct:
+    case Algorithm::pairwise: {
+      if (problem.op == Collective::send_recv) {
+        std::vector<Edge> edges;
+        for (int i = 0; i < n; ++i) edges.push_back({i, (i + 1) % n, static_cast<std::uint32_t>(i)});
+        t += phase_time(b, edges, size, b.protocol_cap());
+        formula = "base + S / rate + step";
+        break;
+      }
+      const sim::Bytes piece = size / static_cast<double>(n);
+      if (choice.algorithm == Algorithm::direct) {
+        std::vector<Edge> edges;
+        for (int i = 0; i < n; ++i)
+          for (int d = 1; d < n; ++d) edges.push_back({i, (i + d) % n, static_cast<std::uint32_t>(i * n + d)});
+        t += phase_time(b, edges, piece, b.protocol_cap() / static_cast<double>(n - 1));
+        formula = "base + (n-1) S/n / rate + step";
+      } else {
+        for (int s = 1; s < n; ++s) {
+          std::vector<Edge> edges;
+          for (int i = 0; i < n; ++i) edges.push_back({i, (i + s) % n, static_cast<std::uint32_t>(i * n + s)});
+          t += phase_time(b, edges, piece, b.protocol_cap());
+        }
+        formula = "base + sum over n-1 steps of (S/n / rate + step)";
+      }
+      break;
+    }
+    case Algorithm::tree: {
+      const int trees = by_node.size() > 1 ? 2 : 1;
+      const int per_tree = std::max(1, choice.channels / trees);
+      const sim::Bytes chunk = b.protocol().step * (b.protocol().payload * per_tree);
+      const sim::Bytes share = size / static_cast<double>(trees);
+      const int loops = loops_for(share, chunk);
+      std::vector<Edge> edges;
+      int depth = 0;
+      double step = 0.0;
+      for (int which = 0; which < trees; ++which) {
+        // Same shape as tree.cpp: chains inside nodes, a binary tree of node heads.
+        const int nodes = static_cast<int>(by_node.size());
+        std::vector<int> heads(nodes), parent(n, -1);
+        int chain_len = 0;
+        for (int q = 0; q < nodes; ++q) {
+          std::vector<int> chain = by_node[which == 0 ? q : nodes - 1 - q];
+          if (which == 1) std::reverse(chain.begin(), chain.end());
+          heads[q] = chain.front();
+          chain_len = std::max(chain_len, static_cast<int>(chain.size()) - 1);
+          for (std::size_t i = 1; i < chain.size(); ++i) parent[chain[i]] = chain[i - 1];
+        }
+        for (int q = 1; q < nodes; ++q) parent[heads[q]] = heads[(q - 1) / 2];
+        depth = std::max(depth, chain_len + static_cast<int>(std::floor(std::log2(std::max(1, nodes)))));
+        for (int r = 0; r < n; ++r)
+          if (parent[r] >= 0) {
+            edges.push_back({r, parent[r], static_cast<std::uint32_t>(which * n + r)});
+            edges.push_back({parent[r], r, static_cast<std::uint32_t>(which * n + n + r)});
+            step = std::max(step, b.step_latency(r, parent[r]).count());
+          }
+      }
+      const auto rates = shared_rates(b, edges, b.protocol_cap() / static_cast<double>(trees));
+      const double rate = *std::min_element(rates.begin(), rates.end());
+      const sim::Bytes c = loops > 1 ? chunk : share;
+      t += 2.0 * depth * step + (2.0 * depth + loops - 1.0) * c.count() / rate +
+           depth * b.reduction_time(c).count();
+      formula = fmt::format("base + 2D x step + (2D + L - 1) x chunk/rate, D = {}, L = {}", depth, loops);
+      break;
+    }
+    case Algorithm::hierarchical: {
+      const int g = static_cast<int>(by_node.front().size());
+      const int nodes = static_cast<int>(by_node.size());
+      const sim::Bytes node_block = size / static_cast<double>(g);
+      const sim::BytesPerSec cap = b.protocol_cap();
+      const auto intra = [&](Collective op, std::uint32_t flow_base) {
+        return ring_time(b, op, by_node, node_block, ring_chunk(machine, choice, op, choice.channels), cap,
+                         flow_base);
+      };
+      std::vector<std::vector<int>> rails(g);
+      for (int l = 0; l < g; ++l)
+        for (int k = 0; k < nodes; ++k) rails[l].push_back(by_node[k][l]);
+      t += intra(Collective::reduce_scatter, 0) +
+           ring_time(b, Collective::all_reduce, rails, node_block / static_cast<double>(nodes),
+                     ring_chunk(machine, choice, Collective::all_reduce, std::max(1, choice.channels / g)), cap,
+                     static_cast<std::uint32_t>(nodes)) +
+           intra(Collective::all_gather, static_cast<std::uint32_t>(nodes + g));
+      formula = "base + ring reduce-scatter (node) + ring all_reduce (rails) + ring all-gather (node)";
+      break;
+    }
+    case Algorithm::nvls_tree: break;  // refused by why_not
+  }
+  return {sim::Seconds{t}, formula};
+}
+
+}  // namespace wiresim::models

@@ -1,0 +1,68 @@
+// Params: the numbers the collective models run on, per protocol, algorithm, tier class and
+// GPU architecture — data, not code. The defaults are models/params.yaml, compiled in;
+// load_params reads a replacement file with the same schema.
+//
+//   const Params p = default_params();
+//   const ArchParams& h = p.arch("hopper");
+//   sim::Seconds step = p.step_latency(Algorithm::ring, Protocol::simple, TierClass::nvlink);
+#pragma once
+
+#include <array>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "models/collective.h"
+#include "sim/units.h"
+#include "topologies/link_graph.h"
+
+namespace wiresim::models {
+
+// What a step crosses, for latency: NVLink-class fabric, PCIe/host, or the network.
+enum class TierClass { nvlink, pcie, net };
+std::string_view to_string(TierClass c);
+TierClass tier_class(topo::Tier tier);
+
+struct ProtocolParams {
+  double payload = 1.0;   // payload bytes per wire byte
+  sim::Bytes step;        // buffer bytes per step (per connection, per channel)
+  int slots = 8;          // steps a connection buffers: how far a sender runs ahead
+};
+
+struct LatencyRow {
+  std::array<sim::Seconds, 3> base{};                  // indexed by Protocol
+  std::array<std::array<sim::Seconds, 3>, 3> step{};   // [TierClass][Protocol]
+};
+
+struct ArchParams {
+  int channels = 16;
+  int nvls_channels = 16;
+  double nvls_efficiency = 0.0;
+  std::array<sim::BytesPerSec, 3> ll_max{};   // by node count: 1, 2, more
+  sim::BytesPerSec ll128_per_channel;
+  std::map<topo::Tier, double> link_efficiency;
+  double efficiency(topo::Tier tier) const;   // 1.0 where not given
+};
+
+struct Params {
+  std::array<ProtocolParams, 3> protocols{};  // indexed by Protocol
+  int ring_simple_chunk_steps = 4;
+  sim::Bytes nvls_chunk;                      // per channel per step
+  std::array<sim::Bytes, 3> p2p_chunk{};      // indexed by TierClass
+  std::map<Algorithm, LatencyRow> latency;
+  std::map<std::string, ArchParams> architectures;
+  std::string source;
+
+  const ProtocolParams& protocol(Protocol p) const { return protocols[static_cast<int>(p)]; }
+  // Falls back to "default" for an architecture the file does not list.
+  const ArchParams& arch(std::string_view name) const;
+  sim::Seconds base_latency(Algorithm a, Protocol p) const;
+  sim::Seconds step_latency(Algorithm a, Protocol p, TierClass c) const;
+};
+
+const Params& default_params();
+// Throws sim::InputError at file:line:column for anything it does not understand.
+Params load_params(const std::string& path);
+Params parse_params(std::string_view yaml_text, const std::string& source);
+
+}  // namespace wiresim::models

@@ -1,0 +1,246 @@
+#include "models/plan.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "sim/input_error.h"
+
+namespace wiresim::models {
+
+std::vector<std::vector<int>> ranks_by_node(const Machine& machine, const Problem& problem) {
+  std::map<int, std::vector<int>> groups;
+  std::vector<int> node_order;
+  for (int r = 0; r < static_cast<int>(problem.ranks.size()); ++r) {
+    const int node = machine.node_of(problem.ranks[r]);
+    if (!groups.count(node)) node_order.push_back(node);
+    groups[node].push_back(r);
+  }
+  std::vector<std::vector<int>> out;
+  for (int node : node_order) out.push_back(groups[node]);
+  return out;
+}
+
+namespace {
+
+bool one_nvlink_domain(const Machine& machine, const Problem& problem) {
+  for (std::size_t i = 0; i < problem.ranks.size(); ++i) {
+    const auto next = problem.ranks[(i + 1) % problem.ranks.size()];
+    if (machine.tier_class(machine.route(problem.ranks[i], next)) != TierClass::nvlink) return false;
+  }
+  // Every pair, not just neighbours: a mesh may reach some peers only through PCIe.
+  for (auto a : problem.ranks)
+    for (auto b : problem.ranks)
+      if (a != b && machine.tier_class(machine.route(a, b)) != TierClass::nvlink) return false;
+  return true;
+}
+
+bool uniform_nodes(const std::vector<std::vector<int>>& by_node) {
+  for (const auto& g : by_node)
+    if (g.size() != by_node.front().size()) return false;
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::string> why_not(const Machine& machine, const Problem& problem, Algorithm algorithm,
+                                   Protocol protocol) {
+  const Collective op = problem.op;
+  const auto name = to_string(algorithm);
+  if (problem.ranks.size() < 2) return fmt::format("{} needs at least 2 GPUs", to_string(op));
+  if (problem.root < 0 || problem.root >= static_cast<int>(problem.ranks.size()))
+    return fmt::format("root {} is not one of the {} ranks", problem.root, problem.ranks.size());
+  const auto by_node = ranks_by_node(machine, problem);
+  switch (algorithm) {
+    case Algorithm::ring:
+      if (op == Collective::all_to_all || op == Collective::send_recv)
+        return fmt::format("ring does not implement {} (use pairwise or direct)", to_string(op));
+      return std::nullopt;
+    case Algorithm::tree:
+      if (op != Collective::all_reduce) return "tree implements all_reduce only (as in NCCL)";
+      return std::nullopt;
+    case Algorithm::nvls: {
+      if (op != Collective::all_reduce && op != Collective::all_gather && op != Collective::reduce_scatter)
+        return "nvls implements all_reduce, all_gather and reduce_scatter only";
+      if (protocol != Protocol::simple) return "nvls runs with the Simple protocol only (as in NCCL)";
+      if (machine.arch().nvls_efficiency <= 0.0)
+        return fmt::format("nvls needs NVLink SHARP (Hopper or later); these GPUs are '{}'", machine.arch_name());
+      if (by_node.size() > 1) return "nvls spans one NVLink domain; across nodes use nvls_tree, ring or tree";
+      std::optional<topo::DeviceId> sw;
+      for (auto gpu : problem.ranks) {
+        const auto port = machine.nvls_port(gpu);
+        if (!port)
+          return fmt::format("nvls needs an NVSwitch with multicast (multicast: true), and {} has none",
+                             machine.graph().device(gpu).name);
+        if (sw && *sw != port->nvswitch) return "nvls needs all GPUs on the same NVSwitch fabric";
+        sw = port->nvswitch;
+      }
+      return std::nullopt;
+    }
+    case Algorithm::nvls_tree:
+      return "nvls_tree (NVLS inside nodes, tree between them) is not implemented yet; use ring, tree or hierarchical";
+    case Algorithm::one_shot:
+    case Algorithm::two_shot:
+      if (op != Collective::all_reduce) return fmt::format("{} implements all_reduce only", name);
+      if (!one_nvlink_domain(machine, problem))
+        return fmt::format("{} needs every GPU pair joined by NVLink (one NVLink domain)", name);
+      return std::nullopt;
+    case Algorithm::hierarchical:
+      if (op != Collective::all_reduce) return "hierarchical implements all_reduce only";
+      if (by_node.size() < 2) return "hierarchical needs GPUs on more than one node";
+      if (!uniform_nodes(by_node)) return "hierarchical needs the same number of GPUs on every node";
+      return std::nullopt;
+    case Algorithm::pairwise:
+      if (op != Collective::all_to_all) return "pairwise implements all_to_all only";
+      return std::nullopt;
+    case Algorithm::direct:
+      if (op != Collective::all_to_all && op != Collective::send_recv)
+        return "direct implements all_to_all and send_recv only";
+      return std::nullopt;
+  }
+  return "unknown algorithm";
+}
+
+Plan expand(const Machine& machine, const Problem& problem, const Choice& choice) {
+  if (auto reason = why_not(machine, problem, choice.algorithm, choice.protocol))
+    throw sim::InputError(fmt::format("--algo {}: {}", to_string(choice.algorithm), *reason));
+  if (choice.channels < 1 || choice.channels > 64)
+    throw sim::InputError(fmt::format("channels must be 1..64, got {}", choice.channels));
+  Plan plan;
+  PlanBuilder b(machine, problem, choice, plan);
+  switch (choice.algorithm) {
+    case Algorithm::ring: expand_ring(b, plan); break;
+    case Algorithm::tree: expand_tree(b, plan); break;
+    case Algorithm::nvls: expand_nvls(b, plan); break;
+    case Algorithm::one_shot: expand_one_shot(b, plan); break;
+    case Algorithm::two_shot: expand_two_shot(b, plan); break;
+    case Algorithm::pairwise: expand_all_to_all(b, plan, true); break;
+    case Algorithm::direct:
+      if (problem.op == Collective::send_recv) expand_send_recv(b, plan);
+      else expand_all_to_all(b, plan, false);
+      break;
+    case Algorithm::hierarchical: expand_hierarchical(b, plan); break;
+    case Algorithm::nvls_tree: break;  // refused by why_not
+  }
+  return plan;
+}
+
+PlanBuilder::PlanBuilder(const Machine& machine, const Problem& problem, const Choice& choice, Plan& plan)
+    : machine_(machine), problem_(problem), choice_(choice), plan_(plan) {
+  std::set<int> nodes;
+  for (auto gpu : problem.ranks) nodes.insert(machine.node_of(gpu));
+  nodes_ = static_cast<int>(nodes.size());
+  memory_bandwidth_ = machine.graph().device(problem.ranks.front()).memory_bandwidth;
+  sim::Seconds base = machine.params().base_latency(choice.algorithm, choice.protocol);
+  // NVLS has no base latency in NCCL's model but one NVLink "step" of 25 us, charged once.
+  if (choice.algorithm == Algorithm::nvls || choice.algorithm == Algorithm::nvls_tree)
+    base += machine.params().step_latency(choice.algorithm, choice.protocol, TierClass::nvlink);
+  launch_ = plan_.dag.add_delay(base, plan_.dag.intern_label("launch"), 0);
+}
+
+sim::Seconds PlanBuilder::step_latency(int from, int to) const {
+  const auto route = machine_.route(gpu(from), gpu(to));
+  const sim::Seconds wire = machine_.wire_latency(route);
+  if (choice_.algorithm == Algorithm::nvls || choice_.algorithm == Algorithm::nvls_tree) return wire;
+  const sim::Seconds step =
+      machine_.params().step_latency(choice_.algorithm, choice_.protocol, machine_.tier_class(route));
+  return std::max(step, wire);
+}
+
+sim::Seconds PlanBuilder::reduction_time(sim::Bytes payload) const {
+  if (memory_bandwidth_.count() <= 0.0) return sim::Seconds{0.0};
+  const sim::Bytes exposed = std::min(payload, protocol().step * protocol().payload);
+  return exposed * 3.0 / memory_bandwidth_;
+}
+
+sim::BytesPerSec PlanBuilder::protocol_cap() const {
+  const ArchParams& a = machine_.arch();
+  switch (choice_.protocol) {
+    case Protocol::ll: return a.ll_max[std::min(nodes_, 3) - 1];
+    case Protocol::ll128: return a.ll128_per_channel * choice_.channels;
+    case Protocol::simple: return sim::BytesPerSec::unlimited();
+  }
+  return sim::BytesPerSec::unlimited();
+}
+
+void PlanBuilder::depend(sim::NodeId before, sim::NodeId after) {
+  if (before != kNoNode) plan_.dag.add_dependency(before, after);
+}
+
+PlanBuilder::Sent PlanBuilder::send(int from, int to, sim::Bytes payload,
+                                    std::initializer_list<sim::NodeId> deps, std::uint32_t flow,
+                                    sim::LabelId label, sim::BytesPerSec cap, bool reduce) {
+  const auto route = machine_.route(gpu(from), gpu(to), flow);
+  const sim::Bytes wire = payload / protocol().payload;
+  // The cap bounds payload bytes per second; on the wire that is cap / payload efficiency.
+  const sim::BytesPerSec wire_cap = cap.is_unlimited() ? cap : cap / protocol().payload;
+  const sim::NodeId t = plan_.dag.add_transfer(route, wire, sim::Seconds{0.0}, wire_cap, label,
+                                               static_cast<std::uint32_t>(from),
+                                               static_cast<std::uint32_t>(to));
+  for (auto d : deps) depend(d, t);
+  sim::Seconds arrive = step_latency(from, to);
+  if (reduce) arrive += reduction_time(payload);
+  const sim::NodeId a = plan_.dag.add_delay(arrive, label, static_cast<std::uint32_t>(to));
+  plan_.dag.add_dependency(t, a);
+  return {t, a};
+}
+
+PlanBuilder::Sent PlanBuilder::send_links(std::span<const sim::LinkId> links, int track, int peer,
+                                          sim::Bytes payload, std::initializer_list<sim::NodeId> deps,
+                                          sim::Seconds arrival_latency, sim::LabelId label,
+                                          sim::BytesPerSec cap, double extra_efficiency) {
+  const double eff = protocol().payload * extra_efficiency;
+  const sim::BytesPerSec wire_cap = cap.is_unlimited() ? cap : cap / eff;
+  const sim::NodeId t = plan_.dag.add_transfer(links, payload / eff, sim::Seconds{0.0}, wire_cap,
+                                               label, static_cast<std::uint32_t>(track),
+                                               static_cast<std::uint32_t>(peer));
+  for (auto d : deps) depend(d, t);
+  const sim::NodeId a = plan_.dag.add_delay(arrival_latency, label, static_cast<std::uint32_t>(peer));
+  plan_.dag.add_dependency(t, a);
+  return {t, a};
+}
+
+sim::NodeId PlanBuilder::delay(sim::Seconds d, std::initializer_list<sim::NodeId> deps,
+                               sim::LabelId label, int track) {
+  const sim::NodeId n = plan_.dag.add_delay(d, label, static_cast<std::uint32_t>(track));
+  for (auto dep : deps) depend(dep, n);
+  return n;
+}
+
+std::vector<int> ring_order(const std::vector<std::vector<int>>& by_node, int r, int rings) {
+  std::vector<int> order;
+  for (std::size_t k = 0; k < by_node.size(); ++k) {
+    const auto& local = by_node[k];
+    const int g = static_cast<int>(local.size());
+    const int start = (rings > 1 && by_node.size() > 1)
+                          ? (((r - static_cast<int>(k)) % g) + g) % g
+                          : 0;
+    for (int i = 0; i < g; ++i) order.push_back(local[(start + i) % g]);
+  }
+  return order;
+}
+
+int ring_instances(const Machine& machine, const Problem& problem, int channels) {
+  const auto by_node = ranks_by_node(machine, problem);
+  if (by_node.size() < 2) return 1;
+  int smallest = static_cast<int>(by_node.front().size());
+  for (const auto& g : by_node) smallest = std::min(smallest, static_cast<int>(g.size()));
+  return std::max(1, std::min(channels, smallest));
+}
+
+int ring_chunk_steps(const Params& params, const Choice& choice, Collective op) {
+  const bool big_chunks = choice.protocol == Protocol::simple &&
+                          (op == Collective::all_reduce || op == Collective::all_gather ||
+                           op == Collective::reduce_scatter);
+  return big_chunks ? params.ring_simple_chunk_steps : 1;
+}
+
+sim::Bytes ring_chunk(const Machine& machine, const Choice& choice, Collective op, int channels_in_instance) {
+  const ProtocolParams& proto = machine.params().protocol(choice.protocol);
+  return proto.step *
+         (ring_chunk_steps(machine.params(), choice, op) * proto.payload * channels_in_instance);
+}
+
+}  // namespace wiresim::models

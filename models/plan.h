@@ -1,0 +1,145 @@
+// Plans: a collective expanded into a DAG of chunk transfers, and the builder the algorithm
+// files (ring.cpp, tree.cpp, nvls.cpp, direct.cpp, all_to_all.cpp, hierarchical.cpp) share.
+//
+// Every send is two DAG nodes: the transfer (its bytes on the route's links, sharing them
+// max-min fairly) and its arrival (a delay of one step latency: NCCL's per-step cost for the
+// tier crossed, which includes the wire latency). The sender's next send waits only for the
+// transfer, so latencies pipeline; the receiver's use of the data waits for the arrival.
+// Channels that follow the same route are merged into one transfer of their summed bytes
+// with their summed rate cap: equivalent, as they would share the same links equally.
+//
+//   Plan plan = expand(machine, Problem{Collective::all_reduce, parse_size("1GiB"), ranks},
+//                      Choice{Algorithm::ring, Protocol::simple, 16});
+//   sim::RunResult r = sim::run_dag(machine.links(), plan.dag);
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "models/collective.h"
+#include "models/machine.h"
+#include "sim/transfer_dag.h"
+
+namespace wiresim::models {
+
+struct Problem {
+  Collective op = Collective::all_reduce;
+  sim::Bytes size;                       // nccl-tests size (see collective.h)
+  std::vector<topo::DeviceId> ranks;     // GPUs, rank order
+  int root = 0;                          // broadcast / reduce
+};
+
+struct Choice {
+  Algorithm algorithm = Algorithm::ring;
+  Protocol protocol = Protocol::simple;
+  int channels = 16;
+};
+
+struct Plan {
+  sim::TransferDag dag;
+  int steps = 0;          // algorithm steps a chunk goes through (2(n-1) for a ring all_reduce)
+  int loops = 0;          // chunks each rank pushes through the pipeline
+  std::string shape;      // one line: "ring x1, 32 loops of 32 MiB"
+};
+
+// Why an algorithm cannot run this problem on this machine, or nullopt if it can.
+std::optional<std::string> why_not(const Machine& machine, const Problem& problem, Algorithm algorithm,
+                                   Protocol protocol);
+// Throws sim::InputError with why_not's reason when the algorithm does not apply.
+Plan expand(const Machine& machine, const Problem& problem, const Choice& choice);
+
+// Ranks grouped by node, in rank order: groups[k] holds indices into problem.ranks.
+std::vector<std::vector<int>> ranks_by_node(const Machine& machine, const Problem& problem);
+
+constexpr sim::NodeId kNoNode = 0xFFFFFFFFu;
+
+class PlanBuilder {
+ public:
+  PlanBuilder(const Machine& machine, const Problem& problem, const Choice& choice, Plan& plan);
+
+  struct Sent {
+    sim::NodeId transfer;
+    sim::NodeId arrival;
+  };
+  // `payload` bytes from rank `from` to rank `to` (indices into problem.ranks), after `deps`
+  // (kNoNode entries are skipped). Wire bytes = payload / protocol payload efficiency
+  // (and / extra_efficiency). `reduce`: the receiver combines the data, which adds one
+  // step's worth of reduction at memory speed to the arrival.
+  Sent send(int from, int to, sim::Bytes payload, std::initializer_list<sim::NodeId> deps,
+            std::uint32_t flow, sim::LabelId label, sim::BytesPerSec cap, bool reduce = false);
+  // A transfer over explicit links (a multicast tree) with explicit step latency.
+  Sent send_links(std::span<const sim::LinkId> links, int track, int peer, sim::Bytes payload,
+                  std::initializer_list<sim::NodeId> deps, sim::Seconds arrival_latency,
+                  sim::LabelId label, sim::BytesPerSec cap, double extra_efficiency = 1.0);
+  sim::NodeId delay(sim::Seconds d, std::initializer_list<sim::NodeId> deps, sim::LabelId label, int track);
+  void depend(sim::NodeId before, sim::NodeId after);
+
+  // The launch node: base latency of the algorithm/protocol; every first step waits on it.
+  sim::NodeId launch() const { return launch_; }
+  // Step latency between two ranks: max(per-step latency of the tier class, wire latency).
+  sim::Seconds step_latency(int from, int to) const;
+  // Reduction arithmetic exposed per step: one buffer step read twice and written once.
+  sim::Seconds reduction_time(sim::Bytes payload) const;
+  sim::LabelId label(std::string_view name) { return plan_.dag.intern_label(name); }
+
+  const Machine& machine() const { return machine_; }
+  const Problem& problem() const { return problem_; }
+  const Choice& choice() const { return choice_; }
+  const ProtocolParams& protocol() const { return machine_.params().protocol(choice_.protocol); }
+  int nodes() const { return nodes_; }
+  topo::DeviceId gpu(int rank) const { return problem_.ranks[rank]; }
+  // Total rate cap of one GPU's sends under this protocol (LL's ll_max, LL128's per-channel
+  // cap times channels); unlimited for Simple.
+  sim::BytesPerSec protocol_cap() const;
+  sim::TransferDag& dag() { return plan_.dag; }
+
+ private:
+  const Machine& machine_;
+  const Problem& problem_;
+  const Choice& choice_;
+  Plan& plan_;
+  int nodes_ = 1;
+  sim::NodeId launch_ = kNoNode;
+  sim::BytesPerSec memory_bandwidth_;
+};
+
+// One ring pass (all_reduce, all_gather or reduce_scatter) over `order` (rank indices).
+// `block` is the bytes of one rank's block in this ring instance; `chunk` the bytes one
+// transfer carries at most; entry[p] (or kNoNode) must end before position p starts.
+// Returns, per position, the node after which that rank is done with this ring.
+struct RingPass {
+  Collective op = Collective::all_reduce;
+  std::vector<int> order;
+  sim::Bytes block;
+  sim::Bytes chunk;
+  int slots = 2;
+  std::uint32_t flow = 0;
+  sim::BytesPerSec cap = sim::BytesPerSec::unlimited();
+  std::vector<sim::NodeId> entry;
+};
+std::vector<sim::NodeId> build_ring_pass(PlanBuilder& b, const RingPass& pass, int* loops);
+
+// Algorithm expansions (one per file).
+void expand_ring(PlanBuilder& b, Plan& plan);
+void expand_tree(PlanBuilder& b, Plan& plan);
+void expand_nvls(PlanBuilder& b, Plan& plan);
+void expand_one_shot(PlanBuilder& b, Plan& plan);
+void expand_two_shot(PlanBuilder& b, Plan& plan);
+void expand_all_to_all(PlanBuilder& b, Plan& plan, bool pairwise);
+void expand_send_recv(PlanBuilder& b, Plan& plan);
+void expand_hierarchical(PlanBuilder& b, Plan& plan);
+
+// The order ring instance r of R visits the ranks: inside each node consecutively, entering
+// node k at local position (r - k) mod g, so that each instance crosses between nodes on its
+// own rail. With one node (or R = 1) it is rank order.
+std::vector<int> ring_order(const std::vector<std::vector<int>>& by_node, int r, int rings);
+// Ring instances to build: one per rail used between nodes, one inside a node.
+int ring_instances(const Machine& machine, const Problem& problem, int channels);
+// Buffer steps per ring chunk: 4 for Simple all_reduce/all_gather/reduce_scatter, else 1.
+int ring_chunk_steps(const Params& params, const Choice& choice, Collective op);
+// Bytes per transfer of a merged ring instance: channels x step x chunk steps x payload.
+sim::Bytes ring_chunk(const Machine& machine, const Choice& choice, Collective op, int channels_in_instance);
+
+}  // namespace wiresim::models

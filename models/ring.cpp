@@ -1,0 +1,155 @@
+// Ring algorithms, as NCCL runs them.
+//
+// all_reduce / all_gather / reduce_scatter: each rank's data is cut into n blocks; a block
+// travels around the ring in 2(n−1) steps (reduce-scatter then all-gather) or n−1 steps.
+// Blocks are sent in chunks, one loop of steps per chunk; within a loop a rank forwards at
+// step s what it received at step s−1, so a loop is a chain of steps; a rank runs its loops
+// one after another (NCCL's primitives are in program order), and a sender may run at most
+// `slots` chunks ahead of what its receiver has consumed (the connection's buffer).
+//
+// broadcast / reduce: a chain from (to) the root along the ring, pipelined chunk by chunk.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "models/plan.h"
+#include "sim/units.h"
+
+namespace wiresim::models {
+namespace {
+
+int ring_steps(Collective op, int n) {
+  return op == Collective::all_reduce ? 2 * (n - 1) : n - 1;
+}
+
+int loop_count(sim::Bytes block, sim::Bytes chunk) {
+  if (block.count() <= 0.0) return 1;
+  return std::max(1, static_cast<int>(std::ceil(block / chunk - 1e-9)));
+}
+
+sim::Bytes chunk_of(sim::Bytes block, sim::Bytes chunk, int k) {
+  const sim::Bytes rest = block - chunk * k;
+  return rest < chunk ? rest : chunk;
+}
+
+// Broadcast (data leaves order[0]) or reduce (data gathers into order.back()), pipelined.
+void build_chain(PlanBuilder& b, Plan& plan, const std::vector<int>& order, bool reducing) {
+  const int hops = static_cast<int>(order.size()) - 1;
+  const sim::Bytes total = b.problem().size;
+  const sim::Bytes chunk = ring_chunk(b.machine(), b.choice(), b.problem().op, b.choice().channels);
+  const int loops = loop_count(total, chunk);
+  const int slots = std::max(2, b.protocol().slots);
+  const auto label = b.label(reducing ? "chain reduce" : "chain broadcast");
+  const sim::BytesPerSec cap = b.protocol_cap();
+  // prev_send[i]: hop i's last transfer; arrivals[i]: arrival of the current chunk over hop i;
+  // consumed[i][k % slots]: node at the receiver of hop i that frees the buffer of chunk k.
+  std::vector<sim::NodeId> prev_send(hops, b.launch());
+  std::vector<sim::NodeId> arrival(hops, kNoNode);
+  std::vector<std::vector<sim::NodeId>> consumed(hops, std::vector<sim::NodeId>(slots, kNoNode));
+  for (int k = 0; k < loops; ++k) {
+    const sim::Bytes c = chunk_of(total, chunk, k);
+    for (int i = 0; i < hops; ++i) {
+      const sim::NodeId data = i > 0 ? arrival[i - 1] : kNoNode;
+      const sim::NodeId slot = k >= slots ? consumed[i][k % slots] : kNoNode;
+      const auto sent = b.send(order[i], order[i + 1], c, {prev_send[i], data, slot},
+                               static_cast<std::uint32_t>(i), label, cap, reducing);
+      if (i > 0) consumed[i - 1][k % slots] = sent.transfer;
+      if (i == hops - 1) consumed[i][k % slots] = sent.arrival;
+      prev_send[i] = sent.transfer;
+      arrival[i] = sent.arrival;
+    }
+  }
+  plan.steps = hops;
+  plan.loops = loops;
+  plan.shape = fmt::format("chain of {} hops, {} chunks of {}", hops, loops, sim::format_size(chunk));
+}
+
+}  // namespace
+
+std::vector<sim::NodeId> build_ring_pass(PlanBuilder& b, const RingPass& pass, int* loops_out) {
+  const int n = static_cast<int>(pass.order.size());
+  const int steps = ring_steps(pass.op, n);
+  const int loops = loop_count(pass.block, pass.chunk);
+  const int slots = std::max(2, pass.slots);
+  if (loops_out) *loops_out = loops;
+  const auto rs_label = b.label("ring reduce-scatter");
+  const auto ag_label = b.label("ring all-gather");
+  std::vector<sim::NodeId> prev_send(n, kNoNode), arrival_in(n, kNoNode), next_arrival(n, kNoNode);
+  std::vector<sim::NodeId> loop_end(n, kNoNode);
+  std::vector<std::vector<sim::NodeId>> consumed(n, std::vector<sim::NodeId>(slots, kNoNode));
+  for (int p = 0; p < n; ++p) {
+    prev_send[p] = b.launch();
+    if (p < static_cast<int>(pass.entry.size())) loop_end[p] = pass.entry[p];
+  }
+  for (int k = 0; k < loops; ++k) {
+    const sim::Bytes c = chunk_of(pass.block, pass.chunk, k);
+    for (int s = 0; s < steps; ++s) {
+      const bool reducing = pass.op == Collective::reduce_scatter ||
+                            (pass.op == Collective::all_reduce && s < n - 1);
+      const bool gathering = pass.op == Collective::all_gather ||
+                             (pass.op == Collective::all_reduce && s >= n - 1);
+      const auto label = gathering ? ag_label : rs_label;
+      const int j = k * steps + s;
+      for (int p = 0; p < n; ++p) {
+        const int to = (p + 1) % n;
+        // Step 0 of a loop waits for the end of this rank's previous loop (program order);
+        // a later step waits for the block it forwards.
+        const sim::NodeId data = s == 0 ? loop_end[p] : arrival_in[p];
+        const sim::NodeId slot = j >= slots ? consumed[p][j % slots] : kNoNode;
+        const auto sent = b.send(pass.order[p], pass.order[to], c, {prev_send[p], data, slot},
+                                 pass.flow * 1'000'003u + static_cast<std::uint32_t>(p), label,
+                                 pass.cap, reducing);
+        prev_send[p] = sent.transfer;
+        next_arrival[to] = sent.arrival;
+        // This send consumes what p received at the previous step, freeing that buffer slot.
+        if (s > 0) consumed[(p + n - 1) % n][(j - 1) % slots] = sent.transfer;
+        if (s == steps - 1) consumed[p][j % slots] = sent.arrival;
+      }
+      std::swap(arrival_in, next_arrival);
+    }
+    for (int p = 0; p < n; ++p) loop_end[p] = arrival_in[p];
+  }
+  std::vector<sim::NodeId> exits(n);
+  const auto done = b.label("ring done");
+  for (int p = 0; p < n; ++p) exits[p] = b.delay(sim::Seconds{0.0}, {prev_send[p], loop_end[p]}, done, pass.order[p]);
+  return exits;
+}
+
+void expand_ring(PlanBuilder& b, Plan& plan) {
+  const Problem& problem = b.problem();
+  const auto by_node = ranks_by_node(b.machine(), problem);
+  const int n = static_cast<int>(problem.ranks.size());
+  if (problem.op == Collective::broadcast || problem.op == Collective::reduce) {
+    std::vector<int> order = ring_order(by_node, 0, 1);
+    std::rotate(order.begin(), std::find(order.begin(), order.end(), problem.root), order.end());
+    if (problem.op == Collective::reduce) {
+      // Data flows towards the root: the root is the chain's last rank.
+      std::reverse(order.begin() + 1, order.end());
+      std::rotate(order.begin(), order.begin() + 1, order.end());
+    }
+    build_chain(b, plan, order, problem.op == Collective::reduce);
+    return;
+  }
+  const int rings = ring_instances(b.machine(), problem, b.choice().channels);
+  const int per_ring = std::max(1, b.choice().channels / rings);
+  RingPass pass;
+  pass.op = problem.op;
+  pass.block = problem.size / (static_cast<double>(n) * rings);
+  pass.chunk = ring_chunk(b.machine(), b.choice(), problem.op, per_ring);
+  pass.slots = b.protocol().slots / ring_chunk_steps(b.machine().params(), b.choice(), problem.op);
+  pass.cap = b.protocol_cap() / rings;
+  int loops = 0;
+  for (int r = 0; r < rings; ++r) {
+    pass.order = ring_order(by_node, r, rings);
+    pass.flow = static_cast<std::uint32_t>(r);
+    build_ring_pass(b, pass, &loops);
+  }
+  plan.steps = ring_steps(problem.op, n);
+  plan.loops = loops;
+  plan.shape = fmt::format("{} ring{} x {} channel{}, {} loop{} of {} per rank", rings,
+                           rings > 1 ? "s" : "", per_ring, per_ring > 1 ? "s" : "", loops,
+                           loops > 1 ? "s" : "", sim::format_size(pass.chunk));
+}
+
+}  // namespace wiresim::models

@@ -1,0 +1,61 @@
+#include "models/tuner.h"
+
+#include <fmt/format.h>
+
+#include "models/alpha_beta.h"
+#include "sim/input_error.h"
+
+namespace wiresim::models {
+namespace {
+
+std::vector<Algorithm> candidate_algorithms(Collective op, bool all) {
+  switch (op) {
+    case Collective::all_reduce:
+      if (all) return {Algorithm::ring, Algorithm::tree, Algorithm::nvls, Algorithm::one_shot,
+                       Algorithm::two_shot, Algorithm::hierarchical};
+      return {Algorithm::ring, Algorithm::tree, Algorithm::nvls};
+    case Collective::all_gather:
+    case Collective::reduce_scatter: return {Algorithm::ring, Algorithm::nvls};
+    case Collective::broadcast:
+    case Collective::reduce: return {Algorithm::ring};
+    case Collective::all_to_all:
+      if (all) return {Algorithm::direct, Algorithm::pairwise};
+      return {Algorithm::direct};
+    case Collective::send_recv: return {Algorithm::direct};
+  }
+  return {};
+}
+
+}  // namespace
+
+Decision tune(const Machine& machine, const Problem& problem, const TunerOptions& options) {
+  Decision d;
+  const std::vector<Algorithm> algos = options.algorithm ? std::vector<Algorithm>{*options.algorithm}
+                                                         : candidate_algorithms(problem.op, options.all_algorithms);
+  const std::vector<Protocol> protos = options.protocol ? std::vector<Protocol>{*options.protocol} : all_protocols();
+  const int channels = options.channels.value_or(machine.arch().channels);
+  std::optional<sim::Seconds> best_time;
+  std::string first_refusal;
+  for (Algorithm a : algos)
+    for (Protocol p : protos) {
+      Candidate c{Choice{a, p, channels}, std::nullopt, ""};
+      if (auto reason = why_not(machine, problem, a, p)) {
+        c.note = *reason;
+        if (first_refusal.empty()) first_refusal = fmt::format("--algo {} --proto {}: {}", to_string(a), to_string(p), *reason);
+      } else {
+        const Estimate e = estimate(machine, problem, c.choice);
+        c.time = e.time;
+        c.note = e.formula;
+        // Strictly faster wins, so ties keep the earlier (simpler) candidate.
+        if (!best_time || e.time < *best_time) {
+          best_time = e.time;
+          d.best = c.choice;
+        }
+      }
+      d.candidates.push_back(std::move(c));
+    }
+  if (!best_time) throw sim::InputError(first_refusal.empty() ? "no algorithm applies" : first_refusal);
+  return d;
+}
+
+}  // namespace wiresim::models

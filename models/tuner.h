@@ -1,0 +1,43 @@
+// The tuner: like NCCL, for each collective and size, evaluate every applicable algorithm and
+// protocol with the closed-form model and pick the fastest; keep every candidate so the
+// choice can be explained.
+//
+// Candidate sets: `nccl` (default) holds what NCCL itself would consider (all_reduce: ring,
+// tree, nvls; all_gather / reduce_scatter: ring, nvls; broadcast / reduce: ring;
+// all_to_all and send_recv: direct point-to-point); `all` adds one-shot, two-shot,
+// hierarchical and pairwise.
+//
+//   Decision d = tune(machine, problem, TunerOptions{});
+//   fmt::print("{} / {}\n", to_string(d.best.algorithm), to_string(d.best.protocol));
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/plan.h"
+
+namespace wiresim::models {
+
+struct TunerOptions {
+  std::optional<Algorithm> algorithm;   // forced (NCCL_ALGO)
+  std::optional<Protocol> protocol;     // forced (NCCL_PROTO)
+  std::optional<int> channels;          // forced; default: the architecture's
+  bool all_algorithms = false;          // the `all` candidate set
+};
+
+struct Candidate {
+  Choice choice;
+  std::optional<sim::Seconds> time;     // closed-form prediction; empty when refused
+  std::string note;                     // the reason it was refused, or its formula
+};
+
+struct Decision {
+  Choice best;
+  std::vector<Candidate> candidates;
+};
+
+// Throws sim::InputError when nothing applies (a forced algorithm that does not fit, say).
+Decision tune(const Machine& machine, const Problem& problem, const TunerOptions& options);
+
+}  // namespace wiresim::models
