@@ -83,11 +83,12 @@ std::string topo_summary(const LinkGraph& g, const Router& router) {
       int multicast = 0;
       for (DeviceId d = 0; d < g.device_count(); ++d)
         multicast += g.device(d).kind == k && g.device(d).multicast;
-      if (multicast) note = fmt::format("{} with in-switch reduction/multicast", multicast);
+      if (multicast == kinds[k]) note = "in-switch reduction and multicast (NVLS)";
+      else if (multicast) note = fmt::format("{} with in-switch reduction and multicast", multicast);
     }
-    out += fmt::format("  {:<13}{:>6}  {}\n", to_string(k), kinds[k], note);
+    out += fmt::format("  {:<13}{:>6}{}\n", to_string(k), kinds[k], note.empty() ? "" : "  " + note);
   }
-  out += fmt::format("  {:<13}{:>6}\n\nlinks (directed: a full-duplex cable is two)\n", "nodes", nodes);
+  out += fmt::format("nodes {}\n\nlinks (directed: a full-duplex cable is two)\n", nodes);
   std::map<Tier, int> tiers;
   for (LinkId id = 0; id < g.link_count(); ++id) ++tiers[g.link(id).tier];
   for (Tier t : kTiers)
