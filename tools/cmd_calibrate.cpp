@@ -210,6 +210,7 @@ void add_calibrate_command(CLI::App& app, int* exit_code) {
 
   auto* probe = cmd->add_subcommand("probe", "run wiresim-probe (CUDA; built only where CMake finds nvcc)");
   probe->prefix_command();
+  probe->allow_extras();
   probe->callback([probe, exit_code] { *exit_code = run_probe(probe->remaining()); });
 }
 
