@@ -4,10 +4,13 @@
 // links 50 GB/s and 0.5 us: non-blocking. GPU i -> j on the same leaf uses [up i, down j];
 // across leaves [up i, leaf->spine, spine->leaf, down j] with the spine chosen by
 // destination modulo k (D-mod-k routing), or by a hash of (i, j) with "hash". All N(N-1)
-// transfers start at 0 and share links in one connected component.
+// transfers start at 0 and share links in one connected component. With "uneven", pair
+// (i, j) sends between 0.5x and 1.5x the size (a hash of i, j), as a MoE dispatch does: every
+// transfer then ends at its own time, and each end re-solves the whole component.
 //
 //   bench_all_to_all_fat_tree                  # 1,024 GPUs, 1.05M transfers, D-mod-k
-//   bench_all_to_all_fat_tree 1024 65536 hash  # ECMP-like hashed spines: uneven load
+//   bench_all_to_all_fat_tree 1024 65536 hash    # ECMP-like hashed spines: uneven load
+//   bench_all_to_all_fat_tree 128 65536 uneven   # uneven sizes (cost grows as N^4)
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -24,7 +27,9 @@ using namespace wiresim::sim;
 int main(int argc, char** argv) {
   const int n = argc > 1 ? std::atoi(argv[1]) : 1024;
   const Bytes bytes{argc > 2 ? std::atof(argv[2]) : 65536};
-  const bool hashed = argc > 3 && std::string(argv[3]) == "hash";
+  const std::string variant = argc > 3 ? argv[3] : "";
+  const bool hashed = variant == "hash";
+  const bool uneven = variant == "uneven";
   const int k = 32;
   const int leaves = (n + k - 1) / k;
   const int spines = k;
@@ -43,6 +48,7 @@ int main(int argc, char** argv) {
 
   double t0 = bench::now_s();
   TransferDag dag;
+  dag.reserve(std::size_t(n) * (n - 1), 4 * std::size_t(n) * (n - 1), 0);
   const LabelId label = dag.intern_label("all_to_all");
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) {
@@ -50,12 +56,13 @@ int main(int argc, char** argv) {
       const int li = i / k, lj = j / k;
       const int spine = hashed ? static_cast<int>((std::uint32_t(i) * 2654435761u ^ std::uint32_t(j) * 40503u) % spines)
                                : j % spines;
+      const double scale = uneven ? 0.5 + ((std::uint32_t(i) * 2654435761u + std::uint32_t(j) * 97u) % 1000) / 1000.0 : 1.0;
       if (li == lj) {
         const LinkId route[2] = {LinkId(i), LinkId(n + j)};
-        dag.add_transfer(route, bytes, std::nullopt, BytesPerSec::unlimited(), label, i, j);
+        dag.add_transfer(route, bytes * scale, std::nullopt, BytesPerSec::unlimited(), label, i, j);
       } else {
         const LinkId route[4] = {LinkId(i), up(li, spine), down(spine, lj), LinkId(n + j)};
-        dag.add_transfer(route, bytes, std::nullopt, BytesPerSec::unlimited(), label, i, j);
+        dag.add_transfer(route, bytes * scale, std::nullopt, BytesPerSec::unlimited(), label, i, j);
       }
     }
   dag.freeze();
@@ -66,7 +73,7 @@ int main(int argc, char** argv) {
   const double run_s = bench::now_s() - t0;
 
   fmt::print("all-to-all, {} GPUs, fat tree {} leaves x {} spines ({}): {} transfers, {} events\n", n,
-             leaves, spines, hashed ? "hashed spines" : "D-mod-k", dag.size(), result.events);
+             leaves, spines, hashed ? "hashed spines" : uneven ? "D-mod-k, uneven sizes" : "D-mod-k", dag.size(), result.events);
   fmt::print("build_s {:.3f}  run_s {:.3f}  transfers_per_s {:.0f}  peak_rss_MiB {:.0f}\n", build_s,
              run_s, static_cast<double>(dag.size()) / run_s, bench::peak_rss_mib());
   fmt::print("makespan {}  peak_concurrent {}\n", format_time(result.makespan),

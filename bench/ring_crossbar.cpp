@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
 
   double t0 = bench::now_s();
   TransferDag dag;
+  dag.reserve(std::size_t(steps) * n, 2 * std::size_t(steps) * n, 2 * std::size_t(steps) * n);
   const LabelId label = dag.intern_label("ring step");
   for (int s = 0; s < steps; ++s)
     for (int r = 0; r < n; ++r) {

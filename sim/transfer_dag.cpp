@@ -30,19 +30,23 @@ void check_distinct(std::span<const LinkId> links) {
         fmt::format("add_transfer: link {} appears twice in one transfer", *dup));
 }
 
-// Counting sort of `edges` (plus the edges already in `offsets`/`lists`) by key, stable.
-void merge_csr(std::size_t nodes, std::vector<std::uint32_t>& offsets, std::vector<NodeId>& lists,
-               const std::vector<std::pair<NodeId, NodeId>>& edges, bool by_first) {
+// Merges `edges` into the successor lists behind the edges already there: a stable
+// counting sort by source, so successors keep the order their edges were added in.
+void merge_successors(std::size_t nodes, std::vector<std::uint32_t>& offsets,
+                      std::vector<NodeId>& lists, const std::vector<std::pair<NodeId, NodeId>>& edges) {
   const std::size_t old_nodes = offsets.empty() ? 0 : offsets.size() - 1;
   std::vector<std::uint32_t> next(nodes + 1, 0);
   for (std::size_t n = 0; n < old_nodes; ++n) next[n + 1] = offsets[n + 1] - offsets[n];
-  for (const auto& [a, b] : edges) ++next[(by_first ? a : b) + 1];
+  for (const auto& e : edges) ++next[e.first + 1];
   for (std::size_t n = 0; n < nodes; ++n) next[n + 1] += next[n];
   std::vector<NodeId> merged(next[nodes]);
-  std::vector<std::uint32_t> fill(next.begin(), next.end() - 1);
   for (std::size_t n = 0; n < old_nodes; ++n)
-    for (std::uint32_t i = offsets[n]; i < offsets[n + 1]; ++i) merged[fill[n]++] = lists[i];
-  for (const auto& [a, b] : edges) merged[fill[by_first ? a : b]++] = by_first ? b : a;
+    std::copy(lists.begin() + offsets[n], lists.begin() + offsets[n + 1], merged.begin() + next[n]);
+  // next[n] now serves as the fill cursor of n's new edges, and ends as the offset of n + 1.
+  for (std::size_t n = 0; n < old_nodes; ++n) next[n] += offsets[n + 1] - offsets[n];
+  for (const auto& [a, b] : edges) merged[next[a]++] = b;
+  for (std::size_t n = nodes; n > 0; --n) next[n] = next[n - 1];
+  next[0] = 0;
   offsets = std::move(next);
   lists = std::move(merged);
 }
@@ -142,16 +146,40 @@ std::span<const NodeId> TransferDag::successors(NodeId id) const {
 
 std::span<const NodeId> TransferDag::predecessors(NodeId id) const {
   freeze();
+  if (!pred_built_) {
+    // Transpose the successor lists: each node's predecessors come in order of id.
+    const std::size_t n = nodes_.size();
+    pred_offsets_.assign(n + 1, 0);
+    for (const NodeId s : succ_) ++pred_offsets_[s + 1];
+    for (std::size_t i = 0; i < n; ++i) pred_offsets_[i + 1] += pred_offsets_[i];
+    pred_.resize(succ_.size());
+    std::vector<std::uint32_t> fill(pred_offsets_.begin(), pred_offsets_.end() - 1);
+    for (NodeId a = 0; a < n; ++a)
+      for (std::uint32_t i = succ_offsets_[a]; i < succ_offsets_[a + 1]; ++i) pred_[fill[succ_[i]]++] = a;
+    pred_built_ = true;
+  }
   return {pred_.data() + pred_offsets_[id], pred_offsets_[id + 1] - pred_offsets_[id]};
 }
 
 void TransferDag::freeze() const {
   if (frozen_) return;
-  merge_csr(nodes_.size(), succ_offsets_, succ_, edges_, true);
-  merge_csr(nodes_.size(), pred_offsets_, pred_, edges_, false);
+  merge_successors(nodes_.size(), succ_offsets_, succ_, edges_);
   edges_.clear();
   edges_.shrink_to_fit();
+  pred_built_ = false;
+  pred_offsets_.clear();
+  pred_.clear();
+  pred_offsets_.shrink_to_fit();
+  pred_.shrink_to_fit();
   frozen_ = true;
+}
+
+void TransferDag::reserve(std::size_t nodes, std::size_t links, std::size_t dependencies) {
+  nodes_.reserve(nodes);
+  explicit_latency_.reserve(nodes);
+  pred_count_.reserve(nodes);
+  link_pool_.reserve(links);
+  edges_.reserve(dependencies);
 }
 
 std::string TransferDag::describe(NodeId id) const {

@@ -73,7 +73,11 @@ class TransferDag {
   std::uint32_t predecessor_count(NodeId id) const { return pred_count_[id]; }
   std::span<const NodeId> predecessors(NodeId id) const;
   // Builds the compressed successor/predecessor lists; adding nodes afterwards unfreezes.
+  // (The predecessor lists are built on first use: running a DAG needs only successors.)
   void freeze() const;
+  // Makes room for this many nodes, route links (all transfers together) and dependencies,
+  // so that building a large DAG does not reallocate, and briefly double, its arrays.
+  void reserve(std::size_t nodes, std::size_t links, std::size_t dependencies);
   // A name for messages: "<label> #<id> (track t)".
   std::string describe(NodeId id) const;
 
@@ -90,6 +94,7 @@ class TransferDag {
   // CSR adjacency, built lazily by freeze(): succ_[succ_offsets_[n], succ_offsets_[n + 1]).
   // Edges keep the order they were added in, so runs are reproducible.
   mutable bool frozen_ = false;
+  mutable bool pred_built_ = false;
   mutable std::vector<std::uint32_t> succ_offsets_, pred_offsets_;
   mutable std::vector<NodeId> succ_, pred_;
 };
