@@ -47,15 +47,19 @@ int main(int argc, char** argv) {
   const double build_s = bench::now_s() - t0;
 
   t0 = bench::now_s();
+  const double c0 = bench::cpu_s();
   const RunResult result = run_dag(links, dag);
   const double run_s = bench::now_s() - t0;
+  const double run_cpu_s = bench::cpu_s() - c0;
 
   fmt::print("ring all-reduce, {} GPUs, crossbar: {} transfers, {} events\n", n, dag.size(),
              result.events);
-  fmt::print("build_s {:.3f}  run_s {:.3f}  transfers_per_s {:.0f}  peak_rss_MiB {:.0f}\n", build_s,
-             run_s, static_cast<double>(dag.size()) / run_s, bench::peak_rss_mib());
-  fmt::print("makespan {}  peak_concurrent {}\n", format_time(result.makespan),
-             result.peak_concurrent_transfers);
+  fmt::print("build_s {:.3f}  run_s {:.3f}  run_cpu_s {:.3f}  transfers_per_cpu_s {:.0f}  peak_rss_MiB {:.0f}\n",
+             build_s, run_s, run_cpu_s, static_cast<double>(dag.size()) / run_cpu_s,
+             bench::peak_rss_mib());
+  fmt::print("makespan {}  peak_concurrent {}  components_solved {}  flows_resolved {}\n",
+             format_time(result.makespan), result.peak_concurrent_transfers,
+             result.components_solved, result.flows_resolved);
   if (argc > 3) {
     TraceOptions options{.track_names = {}, .links = links, .link_tracks = true};
     for (int r = 0; r < n; ++r) options.track_names.push_back(fmt::format("gpu{}", r));

@@ -195,6 +195,8 @@ class Executor {
 
   RunResult finish_result() {
     result_.makespan = to_seconds(makespan_);
+    result_.components_solved = network_.components_solved();
+    result_.flows_resolved = network_.flows_resolved();
     result_.links.resize(links_.size());
     for (LinkId l = 0; l < links_.size(); ++l) {
       LinkStats& s = result_.links[l];

@@ -52,6 +52,8 @@ struct RunResult {
   std::vector<LinkStats> links;        // indexed by LinkId
   std::size_t peak_concurrent_transfers = 0;  // most transfers flowing at one time
   std::uint64_t events = 0;            // events processed (for benchmarks)
+  std::uint64_t components_solved = 0; // connected components whose rates were re-solved
+  std::uint64_t flows_resolved = 0;    // flow rates computed over all those solves
 };
 
 // A DAG that cannot finish: a cycle, or nodes waiting on predecessors that never end.

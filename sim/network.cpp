@@ -153,6 +153,8 @@ void Network::collect_component(LinkId seed) {
 }
 
 void Network::solve_component(SimTime now) {
+  ++components_solved_;
+  flows_resolved_ += comp_flows_.size();
   if (comp_flows_.size() == 1) {  // alone: its slowest link or its cap
     const std::uint32_t slot = comp_flows_[0];
     double rate = flows_[slot].cap;

@@ -61,6 +61,9 @@ class Network {
   SimTime busy(LinkId link) const { return links_[link].busy; }
   // The current rate of the flow with `tag`, for tests; none if it is not flowing.
   std::optional<double> rate_of(std::uint32_t tag) const;
+  // Work done by reshare(): components solved and flow rates computed in them.
+  std::uint64_t components_solved() const { return components_solved_; }
+  std::uint64_t flows_resolved() const { return flows_resolved_; }
 
   // Audit: integrate link bytes up to `now` (call before take_completed), check that no
   // link is over capacity and every rate is max-min fair (call after reshare), and at the
@@ -116,6 +119,8 @@ class Network {
   std::uint32_t epoch_ = 0;
   bool audit_ = false;
   SimTime audit_time_ = 0;
+  std::uint64_t components_solved_ = 0;
+  std::uint64_t flows_resolved_ = 0;
 
   // Scratch for one component, kept between calls so the hot path does not allocate.
   std::vector<std::uint32_t> comp_links_, comp_flows_;
