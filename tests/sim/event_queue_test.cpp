@@ -45,9 +45,10 @@ TEST_CASE("event_queue: interleaved pushes and pops match a sorted reference") {
     if (ref.empty() || rng() % 3 != 0) {
       const SimTime t = now + static_cast<SimTime>(rng() % 4);
       q.push(t, pushed, 0);
-      ref.emplace_back(t, pushed++);
-      std::stable_sort(ref.begin(), ref.end(),
-                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      // After every event of time <= t: the position (time, push number) order gives it.
+      const auto at = std::upper_bound(ref.begin(), ref.end(), t,
+                                       [](SimTime x, const auto& e) { return x < e.first; });
+      ref.insert(at, {t, pushed++});
     } else {
       const Event e = q.pop();
       REQUIRE(e.time == ref.front().first);

@@ -265,12 +265,12 @@ TransferDag random_dag(std::mt19937& rng, std::size_t links, std::size_t nodes) 
 
 TEST_CASE("executor: random DAGs keep every invariant and run identically twice") {
   std::mt19937 rng(2024);
-  for (int trial = 0; trial < 60; ++trial) {
+  for (int trial = 0; trial < 200; ++trial) {
     const std::size_t n_links = 1 + rng() % 6;
     std::vector<LinkSpec> links;
     for (std::size_t l = 0; l < n_links; ++l)
       links.push_back({BytesPerSec{1e9 * (1 + rng() % 100)}, Seconds{(rng() % 3) * 0.3e-6}, ""});
-    const TransferDag dag = random_dag(rng, n_links, 1 + rng() % 40);
+    const TransferDag dag = random_dag(rng, n_links, 1 + rng() % 60);
     // check_invariants verifies capacity, max-min fairness, byte conservation and that
     // every node ends exactly once, on every event; it throws on a violation.
     RunResult a, b;
