@@ -195,6 +195,9 @@ void parse_links(const Value& links, const std::string& path, Template& t) {
                                       t.groups[from.group].name, a - fa));
       t.links.push_back({a, b, link, l.at});
     };
+    if ((pattern == "all" || pattern == "mesh") && nf * nt > 10'000'000)
+      fail(l, fmt::format("{}: pattern {} over {} x {} devices makes too many links; expected "
+                          "fewer than 10 million per entry", p, pattern, nf, nt));
     if (pattern == "block") {
       // Equal sizes pair one to one; otherwise each device of the smaller side serves a
       // consecutive block of the larger (8 gpu to 4 pcie_switch: gpu0,1 -> pcie_switch0, ...).
@@ -326,7 +329,13 @@ LinkGraph build(const Value& doc, const std::string& path) {
   }
   const bool prefixed = nodes > 1 || fabric.has_value();
   const std::vector<int> sockets = derive_sockets(t);
-  const bool rails = fabric && fabric->layout == FabricSpec::Layout::rail_optimized;
+  const long rails = fabric ? fabric_rails(*fabric, t.groups[*nic_group].count) : 0;
+  const bool by_rail = fabric && fabric->layout == FabricSpec::Layout::rail_optimized;
+  // Routes number devices in 24 bits; refuse sizes that would not fit rather than crash.
+  if (nodes * t.device_count > 8'000'000 || nodes * static_cast<long>(t.links.size()) > 50'000'000)
+    fail(find(doc, "nodes") ? *find(doc, "nodes") : doc,
+         fmt::format("nodes: {} nodes of {} devices and {} links is beyond what wiresim builds "
+                     "(8 million devices, 50 million links)", nodes, t.device_count, t.links.size()));
 
   std::vector<Position> declared_at;
   std::vector<std::vector<DeviceId>> nics(nodes);
@@ -340,7 +349,7 @@ LinkGraph build(const Value& doc, const std::string& path) {
         d.name = fmt::format("{}{}{}", prefix, g.name, i);
         d.node = static_cast<int>(n);
         d.socket = sockets[g.first + i];
-        if (nic_group && gi == *nic_group) d.rail = rails ? static_cast<int>(i) : -1;
+        if (nic_group && gi == *nic_group) d.rail = by_rail ? static_cast<int>(i % rails) : -1;
         const DeviceId id = graph.add_device(std::move(d));
         if (nic_group && gi == *nic_group) nics[n].push_back(id);
         declared_at.push_back(g.at);

@@ -132,12 +132,13 @@ std::string topo_matrix(const LinkGraph& g, const Router& router, const MatrixOp
     return i < gpus.size() ? fmt::format("GPU{}", i) : fmt::format("NIC{}", i - gpus.size());
   };
   std::string out;
-  for (std::size_t i = 0; i < all.size(); ++i) out += "\t" + column(i);
+  // (Appending piecewise: GCC 12 warns falsely about "\t" + std::string, -Wrestrict.)
+  for (std::size_t i = 0; i < all.size(); ++i) out.append("\t").append(column(i));
   out += "\tNUMA Affinity\n";
   for (std::size_t i = 0; i < all.size(); ++i) {
     out += column(i);
     for (std::size_t j = 0; j < all.size(); ++j)
-      out += i == j ? "\t X " : "\t" + router.matrix_label(all[i], all[j]);
+      out.append("\t").append(i == j ? " X " : router.matrix_label(all[i], all[j]));
     if (i < gpus.size()) {
       const int socket = g.device(all[i]).socket;
       out += socket >= 0 ? fmt::format("\t{}", socket) : std::string("\tN/A");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -24,18 +25,16 @@ Cable parse_cable(const Value& v, const std::string& path) {
 
 double parse_ratio(const Value& v, const std::string& path) {
   // "2:1" or a plain number 2.
+  const auto number = [](const std::string& s) {
+    double x = 0.0;
+    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+    return ec == std::errc{} && ptr == s.data() + s.size() && x > 0 && x < 1e6 ? x : 0.0;
+  };
   if (v.kind == Value::Kind::scalar) {
     const auto colon = v.text.find(':');
-    if (colon != std::string::npos) {
-      Value a = v, b = v;
-      a.text = v.text.substr(0, colon);
-      b.text = v.text.substr(colon + 1);
-      const double down = as_number(a, path), up = as_number(b, path);
-      if (down > 0 && up > 0) return down / up;
-    } else {
-      const double r = as_number(v, path);
-      if (r > 0) return r;
-    }
+    const double down = number(v.text.substr(0, colon));
+    const double up = colon == std::string::npos ? 1.0 : number(v.text.substr(colon + 1));
+    if (down > 0 && up > 0) return down / up;
   }
   fail(v, fmt::format("{}: expected a ratio of down to up ports such as 1, 2 or \"2:1\", got '{}'",
                       path, v.text));
@@ -45,8 +44,9 @@ double parse_ratio(const Value& v, const std::string& path) {
 
 FabricSpec parse_fabric(const Value& fabric, const std::string& path) {
   require_map(fabric, path);
-  static constexpr std::array<std::string_view, 8> kKeys = {
-      "topology", "tier", "nic", "leaf_radix", "oversubscription", "spines", "nic_link", "uplink"};
+  static constexpr std::array<std::string_view, 9> kKeys = {
+      "topology", "tier",   "nic",      "rails", "leaf_radix", "oversubscription",
+      "spines",   "nic_link", "uplink"};
   check_keys(fabric, kKeys, path);
   FabricSpec spec;
   const Value& layout = require(fabric, "topology", path);
@@ -70,6 +70,10 @@ FabricSpec parse_fabric(const Value& fabric, const std::string& path) {
   } else {
     spec.nic_group_at = fabric.at;
   }
+  if (const Value* r = find(fabric, "rails"); r && r->text != "auto") {
+    spec.rails = as_count(*r, join_path(path, "rails"), 1, 100'000);
+    spec.rails_at = r->at;
+  }
   if (const Value* r = find(fabric, "leaf_radix"))
     spec.leaf_radix = as_count(*r, join_path(path, "leaf_radix"), 2, 100'000);
   if (const Value* o = find(fabric, "oversubscription"))
@@ -77,6 +81,7 @@ FabricSpec parse_fabric(const Value& fabric, const std::string& path) {
   if (const Value* s = find(fabric, "spines"); s && s->text != "auto") {
     spec.spines = as_count(*s, join_path(path, "spines"), 1, 100'000);
     spec.spines_at = s->at;
+    spec.spines_via = s->via;
   }
   const Cable nic = parse_cable(require(fabric, "nic_link", path), join_path(path, "nic_link"));
   spec.nic_bandwidth = nic.bandwidth;
@@ -87,16 +92,27 @@ FabricSpec parse_fabric(const Value& fabric, const std::string& path) {
   return spec;
 }
 
+long fabric_rails(const FabricSpec& spec, long nics_per_node) {
+  if (spec.layout != FabricSpec::Layout::rail_optimized) return 1;
+  const long rails = spec.rails.value_or(nics_per_node);
+  if (rails > nics_per_node || nics_per_node % rails != 0)
+    fail(spec.rails_at, fmt::format("fabric.rails: a node has {} NICs; expected a number of rails "
+                                    "that divides it, got {}", nics_per_node, rails));
+  return rails;
+}
+
 void build_fabric(const FabricSpec& spec, LinkGraph& graph,
                   const std::vector<std::vector<DeviceId>>& nics) {
   const long nodes = static_cast<long>(nics.size());
-  const long rails = nics.empty() ? 0 : static_cast<long>(nics.front().size());
+  const long per_node = nics.empty() ? 0 : static_cast<long>(nics.front().size());
   const double o = spec.oversubscription;
   const long down = std::max(1L, static_cast<long>(std::floor(spec.leaf_radix * o / (o + 1.0))));
   const long up = std::max(1L, static_cast<long>(std::ceil(static_cast<double>(down) / o)));
   const bool by_rail = spec.layout == FabricSpec::Layout::rail_optimized;
-  const long leaves_per_rail = (nodes + down - 1) / down;
-  const long leaves = by_rail ? rails * leaves_per_rail : (nodes * rails + down - 1) / down;
+  const long rails = fabric_rails(spec, per_node);
+  const long ports_per_rail = nodes * (per_node / rails);
+  const long leaves_per_rail = (ports_per_rail + down - 1) / down;
+  const long leaves = by_rail ? rails * leaves_per_rail : (nodes * per_node + down - 1) / down;
 
   std::vector<DeviceId> leaf_ids;
   for (long k = 0; k < leaves; ++k) {
@@ -108,9 +124,12 @@ void build_fabric(const FabricSpec& spec, LinkGraph& graph,
     leaf_ids.push_back(graph.add_device(d));
   }
   for (long n = 0; n < nodes; ++n) {
-    for (long r = 0; r < rails; ++r) {
-      const long leaf = by_rail ? r * leaves_per_rail + n / down : (n * rails + r) / down;
-      graph.add_duplex(Link{nics[n][r], leaf_ids[leaf], spec.tier, 1, spec.nic_bandwidth,
+    for (long i = 0; i < per_node; ++i) {
+      // Rail r's ports, node by node, fill its leaves in order.
+      const long port_in_rail = n * (per_node / rails) + i / rails;
+      const long leaf = by_rail ? (i % rails) * leaves_per_rail + port_in_rail / down
+                                : (n * per_node + i) / down;
+      graph.add_duplex(Link{nics[n][i], leaf_ids[leaf], spec.tier, 1, spec.nic_bandwidth,
                             spec.nic_latency});
     }
   }
@@ -120,7 +139,7 @@ void build_fabric(const FabricSpec& spec, LinkGraph& graph,
   if (spines > up)
     fail(spec.spines_at, fmt::format("fabric.spines: each leaf has {} uplinks (radix {}, "
                                      "oversubscription {}), so at most {} spines, got {}",
-                                     up, spec.leaf_radix, o, up, spines));
+                                     up, spec.leaf_radix, o, up, spines), spec.spines_via);
   std::vector<DeviceId> spine_ids;
   for (long s = 0; s < spines; ++s) {
     Device d;

@@ -1,9 +1,10 @@
 // Fabric: the scale-out network that joins the nodes of a cluster, expanded from a few
 // parameters into leaf and spine switches and their links.
 //
-// rail_optimized: NIC r of every node is on rail r; each rail has its own leaves, each
-// serving `down` nodes, so same-rail traffic between nodes under one leaf is one switch hop
-// (NVIDIA DGX SuperPOD, shared/data/hardware.md §6). fat_tree: NICs fill leaves in order,
+// rail_optimized: NIC i of every node is on rail i mod `rails` (by default every NIC of a
+// node is its own rail); each rail has its own leaves, each serving `down` NIC ports, so
+// same-rail traffic under one leaf is one switch hop (NVIDIA DGX SuperPOD,
+// shared/data/hardware.md §6). fat_tree: NICs fill leaves in order,
 // node by node. Either way a leaf of radix k with oversubscription o (down:up = o:1) has
 // down = floor(k·o/(o+1)) node ports and up = ceil(down/o) uplinks, spread evenly over the
 // spines (one cable per spine by default), and every leaf reaches every spine, so any two
@@ -30,9 +31,12 @@ struct FabricSpec {
   std::string nic_group = "nic";   // the node's device group whose members attach
   Position nic_group_at;
   long leaf_radix = 64;
+  std::optional<long> rails;       // default: the number of NICs per node
+  Position rails_at;
   double oversubscription = 1.0;   // down:up ports at a leaf
   std::optional<long> spines;
   Position spines_at;
+  std::string spines_via;          // the parameter that set it, for messages
   sim::BytesPerSec nic_bandwidth;  // per NIC cable
   sim::Seconds nic_latency;
   sim::BytesPerSec uplink_bandwidth;  // per leaf-spine cable
@@ -40,7 +44,10 @@ struct FabricSpec {
 };
 
 FabricSpec parse_fabric(const Value& fabric, const std::string& path);
-// nics[node][rail]: the NIC devices of each node, in group order.
+// The rails of a rail-optimised fabric over nodes of `nics_per_node` NICs (1 for a fat
+// tree); throws at fabric.rails when it does not divide the NIC count.
+long fabric_rails(const FabricSpec& spec, long nics_per_node);
+// nics[node][i]: the NIC devices of each node, in group order.
 void build_fabric(const FabricSpec& spec, LinkGraph& graph,
                   const std::vector<std::vector<DeviceId>>& nics);
 

@@ -330,15 +330,6 @@ bool as_bool(const Value& v, const std::string& path) {
   fail(v, fmt::format("{}: expected true or false, got '{}'", path, v.text));
 }
 
-double as_number(const Value& v, const std::string& path) {
-  double x = 0.0;
-  if (v.kind == Value::Kind::scalar) {
-    const auto [ptr, ec] = std::from_chars(v.text.data(), v.text.data() + v.text.size(), x);
-    if (ec == std::errc{} && ptr == v.text.data() + v.text.size() && std::isfinite(x)) return x;
-  }
-  fail(v, fmt::format("{}: expected a number, got '{}'", path, v.text));
-}
-
 sim::BytesPerSec as_rate(const Value& v, const std::string& path) {
   if (v.kind != Value::Kind::scalar)
     fail(v, fmt::format("{}: expected a rate with a unit (450GB/s, 400Gb/s), got {}", path,

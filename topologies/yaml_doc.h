@@ -76,7 +76,6 @@ void require_sequence(const Value& v, const std::string& path);
 std::string as_string(const Value& v, const std::string& path);
 long as_count(const Value& v, const std::string& path, long min, long max = 1'000'000);
 bool as_bool(const Value& v, const std::string& path);
-double as_number(const Value& v, const std::string& path);
 sim::BytesPerSec as_rate(const Value& v, const std::string& path);   // > 0, with a unit
 sim::Seconds as_time(const Value& v, const std::string& path);       // > 0, with a unit
 

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <set>
 
+#include "sim/input_error.h"
+
 #include "topologies/builder.h"
 #include "topologies/routes.h"
 
@@ -111,4 +113,36 @@ TEST_CASE("--set nodes scales the cluster; 2,048 nodes build fast") {
   CHECK(links.size() == 8);
   CHECK(seconds < 10.0);
   MESSAGE("2,048-node cluster built and routed in " << seconds << " s");
+}
+
+TEST_CASE("rails: fewer rails than NICs, and a plain fat tree") {
+  // 8 NICs per node on 4 rails: NIC i on rail i mod 4; 4 nodes x 2 NICs per rail = 8 ports.
+  const LinkGraph g = load_topology(kDir + "cluster-h100-ib.yaml", {{"nodes", "4"}});
+  CHECK(g.device(id(g, "node1.nic6")).rail == 6);
+  const std::string yaml = R"(
+include: )" + kDir + R"(cluster-h100-ib.yaml
+fabric: {rails: 4, leaf_radix: 8}
+)";
+  const LinkGraph four = load_topology_text(yaml, kDir + "four-rails.yaml");
+  CHECK(four.device(id(four, "node1.nic6")).rail == 2);
+  // Leaf radix 8, 1:1: 4 ports down, so rail 2 (8 ports) has 2 leaves: leaf4 and leaf5.
+  const Router r(four);
+  const auto links = r.route(id(four, "node0.gpu2"), id(four, "node1.gpu6"));
+  CHECK(four.link_name(links[2]) == "node0.nic2->leaf4");
+  CHECK(four.link_name(links[3]) == "leaf4->node1.nic6");  // node1.nic6 shares the leaf
+  CHECK(links.size() == 6);
+  CHECK_THROWS_AS(load_topology_text("include: " + kDir + "cluster-h100-ib.yaml\nfabric: {rails: 3}\n",
+                                     kDir + "three.yaml"),
+                  wiresim::sim::InputError);
+
+  const LinkGraph tree = load_topology_text(
+      "include: " + kDir + "cluster-h100-ib.yaml\nfabric: {topology: fat_tree, leaf_radix: 16}\n",
+      kDir + "tree.yaml");
+  // 32 NICs fill 8-port leaves in order: node0's NICs on leaf0, node1's on leaf1, ...
+  CHECK(tree.device(id(tree, "node1.nic0")).rail == -1);
+  const Router t(tree);
+  const auto same_leaf = t.route(id(tree, "node0.gpu0"), id(tree, "node0.gpu0"));
+  CHECK(same_leaf.empty());
+  const auto across = t.route(id(tree, "node0.gpu1"), id(tree, "node1.gpu1"));
+  CHECK(across.size() == 8);  // leaf0 -> spine -> leaf1
 }

@@ -2,7 +2,10 @@
 // its header comment documents.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "topologies/builder.h"
 #include "topologies/routes.h"
@@ -127,4 +130,22 @@ TEST_CASE("gb200-nvl72: one NVLink domain of 72 GPUs, one switch hop apart") {
   CHECK(r.nearest_nics(g.gpus()[0]).size() == 2);
   CHECK(r.nic_for(g.gpus()[0]) != r.nic_for(g.gpus()[1]));
   CHECK(g.device(g.gpus()[5]).socket == 2);
+}
+
+TEST_CASE("every YAML file in topologies/ loads and cites its sources") {
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kDir)) {
+    if (entry.path().extension() != ".yaml") continue;
+    CAPTURE(entry.path().string());
+    ++files;
+    const LinkGraph g = load_topology(entry.path().string());
+    CHECK(!g.gpus().empty());
+    CHECK(g.name == entry.path().stem().string());
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    CHECK(text.str().starts_with("#"));
+    CHECK(text.str().find("hardware.md") != std::string::npos);
+  }
+  CHECK(files >= 9);
 }
