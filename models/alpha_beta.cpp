@@ -157,8 +157,11 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
       // Every loop moves one part per rank; a part's wire bytes are its share over the efficiency.
       const double w = size.count() / loops / n / eff;
       if (problem.op == Collective::all_reduce) {
-        t += 2.0 * wire + ((n + 1.0) * loops + n - 1.0) * w / bw + b.reduction_time(sim::Bytes{w * eff}).count();
-        formula = "2 wire + ((n+1) L + n - 1) x part/(eff x B)";
+        // Loops run in lock step: while a loop's reduced parts cross the switch (one wire
+        // latency) only reduce-scatters flow, leaving the downlinks (n-1)/n idle.
+        t += 2.0 * wire + ((n + 1.0) * loops + n - 1.0) * w / bw + (loops - 1.0) * wire * (n - 1.0) / n +
+             b.reduction_time(sim::Bytes{w * eff}).count();
+        formula = "2 wire + ((n+1) L + n - 1) x part/(eff x B) + (L-1) wire (n-1)/n";
       } else {
         t += wire + n * loops * w / bw +
              (problem.op == Collective::reduce_scatter ? b.reduction_time(sim::Bytes{w * eff}).count() : 0.0);
@@ -243,12 +246,17 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
             step = std::max(step, b.step_latency(r, parent[r]).count());
           }
       }
-      const auto rates = shared_rates(b, edges, b.protocol_cap() / static_cast<double>(trees));
-      const double rate = *std::min_element(rates.begin(), rates.end());
+      // Filling and draining the pipeline (2D chunk-hops) runs at the full link rate; in the
+      // steady state each GPU sends up and down at once and the two share its links.
+      const sim::BytesPerSec cap = b.protocol_cap() / static_cast<double>(trees);
+      const auto shared = shared_rates(b, edges, cap);
+      double full = INFINITY;
+      for (const auto& e : edges) full = std::min(full, shared_rates(b, {e}, cap).front());
+      const double rate = *std::min_element(shared.begin(), shared.end());
       const sim::Bytes c = loops > 1 ? chunk : share;
-      t += 2.0 * depth * step + (2.0 * depth + loops - 1.0) * c.count() / rate +
+      t += 2.0 * depth * (step + c.count() / full) + (loops - 1.0) * c.count() / rate +
            depth * b.reduction_time(c).count();
-      formula = fmt::format("base + 2D x step + (2D + L - 1) x chunk/rate, D = {}, L = {}", depth, loops);
+      formula = fmt::format("base + 2D x (step + chunk/rate) + (L - 1) x chunk/shared rate, D = {}, L = {}", depth, loops);
       break;
     }
     case Algorithm::hierarchical: {

@@ -38,6 +38,10 @@ void expand_nvls(PlanBuilder& b, Plan& plan) {
   const auto rs_label = b.label("nvls reduce-scatter");
   const auto ag_label = b.label("nvls all-gather");
   std::vector<sim::NodeId> prev_rs(n, b.launch()), prev_ag(n, b.launch());
+  // A part's reduce-scatter may run at most `ahead` loops ahead of its all-gather: the
+  // reduced chunk waits in a buffer until it is multicast (NCCL's NVLS buffer holds a few).
+  constexpr int ahead = 2;
+  std::vector<std::vector<sim::NodeId>> gathered(n, std::vector<sim::NodeId>(ahead, kNoNode));
   std::vector<sim::LinkId> links;
   for (int k = 0; k < loops; ++k) {
     const sim::Bytes rest = total - loop_bytes * k;
@@ -47,7 +51,8 @@ void expand_nvls(PlanBuilder& b, Plan& plan) {
       if (reduce_scatter) {
         links = all_up;
         links.push_back(ports[j].down);
-        const auto rs = b.send_links(links, j, j, part, {prev_rs[j]}, wire + b.reduction_time(part),
+        const sim::NodeId slot = all_gather && k >= ahead ? gathered[j][k % ahead] : kNoNode;
+        const auto rs = b.send_links(links, j, j, part, {prev_rs[j], slot}, wire + b.reduction_time(part),
                                      rs_label, sim::BytesPerSec::unlimited(), efficiency);
         prev_rs[j] = rs.transfer;
         ready = rs.arrival;
@@ -57,7 +62,8 @@ void expand_nvls(PlanBuilder& b, Plan& plan) {
         links.insert(links.begin(), ports[j].up);
         const auto ag = b.send_links(links, j, j, part, {prev_ag[j], ready}, wire, ag_label,
                                      sim::BytesPerSec::unlimited(), efficiency);
-        prev_ag[j] = ag.arrival;
+        prev_ag[j] = ag.transfer;
+        gathered[j][k % ahead] = ag.transfer;
       }
     }
   }

@@ -1,0 +1,62 @@
+#include <doctest/doctest.h>
+
+#include "models/collective.h"
+#include "models/params.h"
+#include "sim/input_error.h"
+
+using namespace wiresim::models;
+
+TEST_CASE("collective, algorithm and protocol names parse in NCCL's and nccl-tests' spellings") {
+  CHECK(parse_collective("all_reduce") == Collective::all_reduce);
+  CHECK(parse_collective("AllReduce") == Collective::all_reduce);
+  CHECK(parse_collective("alltoall_perf") == Collective::all_to_all);
+  CHECK(parse_collective("sendrecv") == Collective::send_recv);
+  CHECK_FALSE(parse_collective("all_reduce2").has_value());
+  CHECK(parse_algorithm("NVLS") == Algorithm::nvls);
+  CHECK(parse_algorithm("one-shot") == Algorithm::one_shot);
+  CHECK(parse_protocol("LL128") == Protocol::ll128);
+  CHECK(parse_protocol("Simple") == Protocol::simple);
+  for (auto c : all_collectives()) CHECK(parse_collective(to_string(c)) == c);
+  for (auto a : all_algorithms()) CHECK(parse_algorithm(to_string(a)) == a);
+}
+
+TEST_CASE("busbw factors are nccl-tests'") {
+  // all_reduce 2(n-1)/n: 8 ranks -> 14/8.
+  CHECK(bus_factor(Collective::all_reduce, 8) == doctest::Approx(1.75));
+  // all_gather, reduce_scatter, all_to_all (n-1)/n: 16 ranks -> 15/16.
+  CHECK(bus_factor(Collective::all_gather, 16) == doctest::Approx(0.9375));
+  CHECK(bus_factor(Collective::reduce_scatter, 4) == doctest::Approx(0.75));
+  CHECK(bus_factor(Collective::all_to_all, 2) == doctest::Approx(0.5));
+  CHECK(bus_factor(Collective::broadcast, 8) == 1.0);
+  CHECK(bus_factor(Collective::reduce, 8) == 1.0);
+  CHECK(bus_factor(Collective::send_recv, 8) == 1.0);
+}
+
+TEST_CASE("the built-in parameters carry NCCL's tables") {
+  const Params& p = default_params();
+  // LL carries 8 of 16 bytes, LL128 120 of 128 (nccl-model.md §1).
+  CHECK(p.protocol(Protocol::ll).payload == 0.5);
+  CHECK(p.protocol(Protocol::ll128).payload == doctest::Approx(120.0 / 128.0));
+  // Ring Simple over NVLink: 3.4 us per step; base 8.4 us (tuning.cc, 2.30.7).
+  CHECK(p.step_latency(Algorithm::ring, Protocol::simple, TierClass::nvlink).us() == doctest::Approx(3.4));
+  CHECK(p.base_latency(Algorithm::ring, Protocol::simple).us() == doctest::Approx(8.4));
+  CHECK(p.step_latency(Algorithm::tree, Protocol::ll, TierClass::net).us() == doctest::Approx(5.0));
+  CHECK(p.arch("hopper").nvls_efficiency == doctest::Approx(0.85));
+  CHECK(p.arch("no-such-arch").channels == p.arch("default").channels);
+  // An unknown tier efficiency defaults to 1.
+  CHECK(p.arch("hopper").efficiency(wiresim::topo::Tier::nvlink) == doctest::Approx(0.83));
+}
+
+TEST_CASE("a bad parameter file is refused with its position") {
+  const std::string text = "protocols:\n  ll: {payload: 0.5, step: 64KiB, slots: 8, colour: red}\n";
+  try {
+    parse_params(text, "p.yaml");
+    FAIL("expected an InputError");
+  } catch (const wiresim::sim::InputError& e) {
+    CHECK(e.file() == "p.yaml");
+    CHECK(e.line() == 2);
+    CHECK(std::string(e.what()).find("unknown key 'colour'") != std::string::npos);
+  }
+  CHECK_THROWS_AS(parse_params("protocols: [1, 2]\n", "p.yaml"), wiresim::sim::InputError);
+  CHECK_THROWS_AS(parse_params("protocols: {\n", "p.yaml"), wiresim::sim::InputError);
+}

@@ -1,0 +1,55 @@
+// Small hand-made machines for model tests: n GPUs on one switch (a crossbar), every link
+// the same rate, and parameters whose efficiencies and latencies are easy to reason about.
+#pragma once
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "models/params.h"
+#include "topologies/builder.h"
+#include "topologies/link_graph.h"
+
+namespace wiresim::testing {
+
+// n GPUs each joined to one NVSwitch by a full-duplex link of `rate` and `latency`.
+inline topo::LinkGraph crossbar(int n, sim::BytesPerSec rate, sim::Seconds latency = sim::Seconds{0.0},
+                                bool multicast = true) {
+  topo::LinkGraph g;
+  topo::Device sw;
+  sw.name = "nvswitch0";
+  sw.kind = topo::DeviceKind::nvswitch;
+  sw.multicast = multicast;
+  const auto s = g.add_device(sw);
+  for (int i = 0; i < n; ++i) {
+    topo::Device gpu;
+    gpu.name = fmt::format("gpu{}", i);
+    gpu.kind = topo::DeviceKind::gpu;
+    gpu.model = "test";
+    gpu.arch = "hopper";
+    const auto d = g.add_device(gpu);
+    topo::Link l;
+    l.from = d;
+    l.to = s;
+    l.tier = topo::Tier::nvlink;
+    l.bandwidth = rate;
+    l.latency = latency;
+    g.add_duplex(l);
+  }
+  return g;
+}
+
+// The shipped parameters with every link efficiency 1 and, if asked, every latency 0.
+inline models::Params plain_params(bool zero_latency) {
+  models::Params p = models::default_params();
+  for (auto& [name, arch] : p.architectures) arch.link_efficiency.clear();
+  if (zero_latency)
+    for (auto& [algo, row] : p.latency) row = models::LatencyRow{};
+  return p;
+}
+
+inline std::string shipped(const std::string& name) {
+  return std::string(WIRESIM_SOURCE_DIR) + "/topologies/" + name;
+}
+
+}  // namespace wiresim::testing
