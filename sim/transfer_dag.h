@@ -6,7 +6,8 @@
 // A transfer pays its latency first (by default the sum of its links' latencies, which is
 // right for a path; a multicast tree passes its deepest root-to-leaf latency explicitly),
 // then its bytes flow at the max-min fair rate it is allotted on every one of its links,
-// capped by rate_cap. Transfers with no links take only their latency.
+// capped by rate_cap. Transfers with no links take only their latency (and, if they have a
+// rate cap, bytes / rate_cap more: a local copy at engine speed).
 //
 //   TransferDag dag;
 //   auto a = dag.add_transfer({{0, 1}}, Bytes{1e6});          // over links 0 and 1
