@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
   wiresim::tools::add_topo_command(app, &exit_code);
   wiresim::tools::add_coll_command(app, &exit_code);
   wiresim::tools::add_calibrate_command(app, &exit_code);
+  wiresim::tools::add_validate_command(app, &exit_code);
+  wiresim::tools::add_run_command(app, &exit_code);
+  wiresim::tools::add_sweep_command(app, &exit_code);
   app.parse_complete_callback([&] {
     spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
   });
