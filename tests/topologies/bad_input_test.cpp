@@ -56,7 +56,12 @@ void expect(const std::string& yaml, int line, const std::string& at, const std:
 
 }  // namespace
 
-TEST_CASE("the good file loads") { CHECK(load_topology_text(kGood, "t.yaml").gpus().size() == 2); }
+TEST_CASE("the good file loads, also with the short form 'kind: count'") {
+  CHECK(load_topology_text(kGood, "t.yaml").gpus().size() == 2);
+  const LinkGraph g = load_topology_text(replace(kGood, "    nvswitch:", "    cpu: 2\n    nvswitch:"), "t.yaml");
+  CHECK(g.find("cpu1").has_value());
+  expect(replace(kGood, "    nvswitch:", "    host: 2\n    nvswitch:"), 5, "2", "needs a name that is a kind");
+}
 
 TEST_CASE("unknown keys name the nearest known key") {
   expect(replace(kGood, "latency:", "latncy:"), 7, "latncy", "unknown key 'latncy'; did you mean 'latency'?");
