@@ -1,0 +1,23 @@
+// Fuzz target: nccl-tests output -> NcclTestsLog (calibrate/nccl_tests_log.h). Bad input
+// must end in sim::InputError; anything else that escapes is a bug.
+#include <cstddef>
+#include <cstdint>
+#include <sstream>
+#include <string>
+
+#include "calibrate/nccl_tests_log.h"
+#include "sim/input_error.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  std::istringstream probe(text);
+  (void)wiresim::calibrate::looks_like_nccl_tests_log(probe);
+  std::istringstream in(text);
+  try {
+    const auto log = wiresim::calibrate::parse_nccl_tests_log(in, "fuzz.txt");
+    (void)log.rank_count();
+    (void)log.host_count();
+  } catch (const wiresim::sim::InputError&) {
+  }
+  return 0;
+}
