@@ -27,19 +27,25 @@ void expand_all_to_all(PlanBuilder& b, Plan& plan, bool pairwise) {
     plan.steps = 1;
     plan.shape = fmt::format("direct: {} sends of {}", n * (n - 1), sim::format_size(piece));
   } else {
+    // Aggregation (Choice::aggregation) merges k consecutive steps into one send to the
+    // group's first peer: each step is still a permutation, with k pieces and k latencies.
+    const int k = std::clamp(b.choice().aggregation, 1, n - 1);
     std::vector<sim::NodeId> prev_send(n, b.launch()), prev_recv(n, kNoNode), next_recv(n);
-    for (int s = 1; s < n; ++s) {
+    for (int s = 1; s < n; s += k) {
+      const int merged = std::min(k, n - s);
       for (int i = 0; i < n; ++i) {
         const int j = (i + s) % n;
-        const auto sent = b.send(i, j, piece, {prev_send[i], prev_recv[i]},
-                                 static_cast<std::uint32_t>(i * n + s), label, b.protocol_cap());
+        const auto sent = b.send_merged(i, j, piece * static_cast<double>(merged), merged, 0,
+                                        {prev_send[i], prev_recv[i]}, static_cast<std::uint32_t>(i * n + s),
+                                        label, b.protocol_cap());
         prev_send[i] = sent.transfer;
         next_recv[j] = sent.arrival;
       }
       prev_recv = next_recv;
     }
     plan.steps = n - 1;
-    plan.shape = fmt::format("pairwise: {} steps of {}", n - 1, sim::format_size(piece));
+    plan.shape = fmt::format("pairwise: {} steps of {}{}", n - 1, sim::format_size(piece),
+                             k > 1 ? fmt::format(", {} merged per send", k) : "");
   }
   plan.loops = 1;
 }

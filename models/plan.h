@@ -35,6 +35,10 @@ struct Choice {
   Algorithm algorithm = Algorithm::ring;
   Protocol protocol = Protocol::simple;
   int channels = 16;
+  // Fidelity knob: merge up to this many consecutive pipeline units into one transfer —
+  // chunks of a ring pass first, then consecutive ring (or pairwise) steps. 1 = full detail.
+  // Exact in lock step on uniform links (docs/scale.md); see PlanBuilder::send_merged.
+  int aggregation = 1;
 };
 
 struct Plan {
@@ -73,6 +77,12 @@ class PlanBuilder {
   Sent send_links(std::span<const sim::LinkId> links, int track, int peer, sim::Bytes payload,
                   std::initializer_list<sim::NodeId> deps, sim::Seconds arrival_latency,
                   sim::LabelId label, sim::BytesPerSec cap, double extra_efficiency = 1.0);
+  // `merged` consecutive sends aggregated into one (Choice::aggregation): `payload` is
+  // their total; the arrival pays `merged` step latencies and `reductions` reductions of
+  // payload / merged each, so a lock-step pipeline keeps its time. merged = 1 is send().
+  Sent send_merged(int from, int to, sim::Bytes payload, int merged, int reductions,
+                   std::initializer_list<sim::NodeId> deps, std::uint32_t flow, sim::LabelId label,
+                   sim::BytesPerSec cap);
   sim::NodeId delay(sim::Seconds d, std::initializer_list<sim::NodeId> deps, sim::LabelId label, int track);
   void depend(sim::NodeId before, sim::NodeId after);
 

@@ -73,6 +73,13 @@ std::vector<sim::NodeId> build_ring_pass(PlanBuilder& b, const RingPass& pass, i
   const int loops = loop_count(pass.block, pass.chunk);
   const int slots = std::max(2, pass.slots);
   if (loops_out) *loops_out = loops;
+  // Aggregation (Choice::aggregation): merge `per_loop` consecutive chunks into one, then
+  // `per_step` consecutive steps into one send; a group is simulated as one loop / step.
+  const int aggregation = std::max(1, b.choice().aggregation);
+  const int per_loop = std::min(aggregation, loops);
+  const int per_step = std::min(std::max(1, aggregation / per_loop), steps);
+  const int loop_groups = (loops + per_loop - 1) / per_loop;
+  const int step_groups = (steps + per_step - 1) / per_step;
   const auto rs_label = b.label("ring reduce-scatter");
   const auto ag_label = b.label("ring all-gather");
   std::vector<sim::NodeId> prev_send(n, kNoNode), arrival_in(n, kNoNode), next_arrival(n, kNoNode);
@@ -82,29 +89,37 @@ std::vector<sim::NodeId> build_ring_pass(PlanBuilder& b, const RingPass& pass, i
     prev_send[p] = b.launch();
     if (p < static_cast<int>(pass.entry.size())) loop_end[p] = pass.entry[p];
   }
-  for (int k = 0; k < loops; ++k) {
-    const sim::Bytes c = chunk_of(pass.block, pass.chunk, k);
-    for (int s = 0; s < steps; ++s) {
-      const bool reducing = pass.op == Collective::reduce_scatter ||
-                            (pass.op == Collective::all_reduce && s < n - 1);
-      const bool gathering = pass.op == Collective::all_gather ||
-                             (pass.op == Collective::all_reduce && s >= n - 1);
+  for (int kg = 0; kg < loop_groups; ++kg) {
+    const int k_end = std::min(loops, (kg + 1) * per_loop);
+    const int chunks = k_end - kg * per_loop;
+    sim::Bytes c{0.0};
+    for (int k = kg * per_loop; k < k_end; ++k) c += chunk_of(pass.block, pass.chunk, k);
+    for (int sg = 0; sg < step_groups; ++sg) {
+      const int s0 = sg * per_step;
+      const int in_group = std::min(steps, s0 + per_step) - s0;
+      // Steps s < n - 1 of an all_reduce reduce; the rest gather.
+      const int reducing_steps = pass.op == Collective::reduce_scatter ? in_group
+                                 : pass.op == Collective::all_reduce
+                                     ? std::clamp(n - 1 - s0, 0, in_group)
+                                     : 0;
+      const bool gathering = reducing_steps < in_group;
       const auto label = gathering ? ag_label : rs_label;
-      const int j = k * steps + s;
+      const int j = kg * step_groups + sg;
       for (int p = 0; p < n; ++p) {
         const int to = (p + 1) % n;
         // Step 0 of a loop waits for the end of this rank's previous loop (program order);
         // a later step waits for the block it forwards.
-        const sim::NodeId data = s == 0 ? loop_end[p] : arrival_in[p];
+        const sim::NodeId data = sg == 0 ? loop_end[p] : arrival_in[p];
         const sim::NodeId slot = j >= slots ? consumed[p][j % slots] : kNoNode;
-        const auto sent = b.send(pass.order[p], pass.order[to], c, {prev_send[p], data, slot},
-                                 pass.flow * 1'000'003u + static_cast<std::uint32_t>(p), label,
-                                 pass.cap, reducing);
+        const auto sent = b.send_merged(pass.order[p], pass.order[to], c * static_cast<double>(in_group),
+                                        chunks * in_group, chunks * reducing_steps,
+                                        {prev_send[p], data, slot},
+                                        pass.flow * 1'000'003u + static_cast<std::uint32_t>(p), label, pass.cap);
         prev_send[p] = sent.transfer;
         next_arrival[to] = sent.arrival;
         // This send consumes what p received at the previous step, freeing that buffer slot.
-        if (s > 0) consumed[(p + n - 1) % n][(j - 1) % slots] = sent.transfer;
-        if (s == steps - 1) consumed[p][j % slots] = sent.arrival;
+        if (sg > 0) consumed[(p + n - 1) % n][(j - 1) % slots] = sent.transfer;
+        if (sg == step_groups - 1) consumed[p][j % slots] = sent.arrival;
       }
       std::swap(arrival_in, next_arrival);
     }

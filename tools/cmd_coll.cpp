@@ -36,6 +36,7 @@ struct CollOptions {
   std::string algo = "auto";
   std::string proto = "auto";
   int channels = 0;
+  int aggregate = 1;
   int root = 0;
   std::string dtype = "float";
   std::string format = "table";
@@ -268,6 +269,7 @@ int run_coll(const CollOptions& o) {
     if (o.channels < 1 || o.channels > 64) throw InputError(fmt::format("--channels: expected 1..64, got {}", o.channels));
     tuner.channels = o.channels;
   }
+  if (o.aggregate < 1) throw InputError(fmt::format("--aggregate: expected 1 or more, got {}", o.aggregate));
   const int element = dtype_size(o.dtype);
   const auto sizes = parse_sizes(o.sizes);
   const topo::LinkGraph graph = topo::load_topology(o.topo, topo::parse_overrides(o.settings));
@@ -295,6 +297,7 @@ int run_coll(const CollOptions& o) {
     row.count = static_cast<long long>(row.size.count() / element / (per_rank_split ? n : 1));
     problem.size = row.size;
     row.decision = models::tune(machine, problem, tuner);
+    row.decision->best.aggregation = o.aggregate;
     const bool last = &requested == &sizes.back();
     row.outcome = models::run_collective(machine, problem, row.decision->best, method,
                                          last && !o.trace.empty() && method == models::Method::simulate ? &detail : nullptr);
@@ -327,6 +330,9 @@ void add_coll_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--algo", o->algo, "auto, ring, tree, nvls, one_shot, two_shot, hierarchical, pairwise, direct");
   cmd->add_option("--proto", o->proto, "auto, ll, ll128, simple");
   cmd->add_option("--channels", o->channels, "channels (default: the GPU architecture's)");
+  cmd->add_option("--aggregate", o->aggregate,
+                  "fidelity: merge up to K consecutive chunks, then ring/pairwise steps, into one transfer "
+                  "(default 1 = full detail; docs/scale.md)");
   cmd->add_option("--root", o->root, "root rank for broadcast and reduce (default 0)");
   cmd->add_option("--dtype", o->dtype, "element type: float, half, bf16, fp8, double, int8, int32, int64");
   cmd->add_option("--format", o->format, "table (nccl-tests columns), csv or json");
