@@ -17,15 +17,21 @@ namespace wiresim::models {
 
 void expand_all_to_all(PlanBuilder& b, Plan& plan, bool pairwise) {
   const int n = static_cast<int>(b.problem().ranks.size());
-  const sim::Bytes piece = b.problem().size / static_cast<double>(n);
+  const sim::Bytes uniform = b.problem().size / static_cast<double>(n);
+  const auto& matrix = b.problem().matrix;
+  const auto piece_of = [&](int i, int j) {
+    return matrix.empty() ? uniform : sim::Bytes{matrix[static_cast<std::size_t>(i) * n + j]};
+  };
   const auto label = b.label(pairwise ? "pairwise exchange" : "all-to-all send");
   if (!pairwise) {
     const sim::BytesPerSec cap = b.protocol_cap() / static_cast<double>(n - 1);
     for (int i = 0; i < n; ++i)
       for (int d = 1; d < n; ++d)
-        b.send(i, (i + d) % n, piece, {b.launch()}, static_cast<std::uint32_t>(i * n + d), label, cap);
+        b.send(i, (i + d) % n, piece_of(i, (i + d) % n), {b.launch()}, static_cast<std::uint32_t>(i * n + d),
+               label, cap);
     plan.steps = 1;
-    plan.shape = fmt::format("direct: {} sends of {}", n * (n - 1), sim::format_size(piece));
+    plan.shape = matrix.empty() ? fmt::format("direct: {} sends of {}", n * (n - 1), sim::format_size(uniform))
+                                : fmt::format("direct: {} sends, sizes from the traffic matrix", n * (n - 1));
   } else {
     // Aggregation (Choice::aggregation) merges k consecutive steps into one send to the
     // group's first peer: each step is still a permutation, with k pieces and k latencies.
@@ -35,7 +41,9 @@ void expand_all_to_all(PlanBuilder& b, Plan& plan, bool pairwise) {
       const int merged = std::min(k, n - s);
       for (int i = 0; i < n; ++i) {
         const int j = (i + s) % n;
-        const auto sent = b.send_merged(i, j, piece * static_cast<double>(merged), merged, 0,
+        sim::Bytes bytes{0.0};
+        for (int m = 0; m < merged; ++m) bytes += piece_of(i, (i + s + m) % n);
+        const auto sent = b.send_merged(i, j, bytes, merged, 0,
                                         {prev_send[i], prev_recv[i]}, static_cast<std::uint32_t>(i * n + s),
                                         label, b.protocol_cap());
         prev_send[i] = sent.transfer;
@@ -44,7 +52,7 @@ void expand_all_to_all(PlanBuilder& b, Plan& plan, bool pairwise) {
       prev_recv = next_recv;
     }
     plan.steps = n - 1;
-    plan.shape = fmt::format("pairwise: {} steps of {}{}", n - 1, sim::format_size(piece),
+    plan.shape = fmt::format("pairwise: {} steps of {}{}", n - 1, sim::format_size(uniform),
                              k > 1 ? fmt::format(", {} merged per send", k) : "");
   }
   plan.loops = 1;

@@ -29,8 +29,11 @@ std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& 
   }
   const double payload = b.protocol().payload;
   std::vector<double> rates;
-  for (const auto& route : routes) {
-    double wire = cap.is_unlimited() ? INFINITY : cap.count() / payload;
+  for (std::size_t i = 0; i < routes.size(); ++i) {
+    const auto& route = routes[i];
+    sim::BytesPerSec edge_cap = cap;
+    if (m.staged(b.gpu(edges[i].from), b.gpu(edges[i].to))) edge_cap = std::min(edge_cap, m.arch().shm_bandwidth * payload);
+    double wire = edge_cap.is_unlimited() ? INFINITY : edge_cap.count() / payload;
     for (auto l : route) wire = std::min(wire, m.links()[l].capacity.count() / load[l]);
     rates.push_back(wire * payload);
   }
@@ -199,18 +202,31 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
         formula = "base + S / rate + step";
         break;
       }
-      const sim::Bytes piece = size / static_cast<double>(n);
+      const sim::Bytes uniform = size / static_cast<double>(n);
+      const auto piece_of = [&](int i, int j) {
+        return problem.matrix.empty() ? uniform : sim::Bytes{problem.matrix[static_cast<std::size_t>(i) * n + j]};
+      };
+      // With a traffic matrix the sends differ in size: the phase lasts as long as the
+      // largest send at its equal share (an estimate; the simulation re-shares as sends end).
+      const auto phase = [&](const std::vector<Edge>& edges, sim::BytesPerSec cap) {
+        const auto rates = shared_rates(b, edges, cap);
+        double longest = 0.0;
+        for (std::size_t e = 0; e < edges.size(); ++e)
+          longest = std::max(longest, piece_of(edges[e].from, edges[e].to).count() / rates[e] +
+                                          b.step_latency(edges[e].from, edges[e].to).count());
+        return longest;
+      };
       if (choice.algorithm == Algorithm::direct) {
         std::vector<Edge> edges;
         for (int i = 0; i < n; ++i)
           for (int d = 1; d < n; ++d) edges.push_back({i, (i + d) % n, static_cast<std::uint32_t>(i * n + d)});
-        t += phase_time(b, edges, piece, b.protocol_cap() / static_cast<double>(n - 1));
+        t += phase(edges, b.protocol_cap() / static_cast<double>(n - 1));
         formula = "base + (n-1) S/n / rate + step";
       } else {
         for (int s = 1; s < n; ++s) {
           std::vector<Edge> edges;
           for (int i = 0; i < n; ++i) edges.push_back({i, (i + s) % n, static_cast<std::uint32_t>(i * n + s)});
-          t += phase_time(b, edges, piece, b.protocol_cap());
+          t += phase(edges, b.protocol_cap());
         }
         formula = "base + sum over n-1 steps of (S/n / rate + step)";
       }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "models/collective.h"
+#include "models/limits.h"
 #include "models/machine.h"
 #include "sim/transfer_dag.h"
 
@@ -29,6 +30,10 @@ struct Problem {
   sim::Bytes size;                       // nccl-tests size (see collective.h)
   std::vector<topo::DeviceId> ranks;     // GPUs, rank order
   int root = 0;                          // broadcast / reduce
+  // all_to_all only: bytes rank i sends rank j at [i * n + j] (skewed MoE routing, say);
+  // empty means uniform, size / n to each rank.
+  std::vector<double> matrix;
+  Limits limits;                         // refused up front beyond these (models/limits.h)
 };
 
 struct Choice {
@@ -72,7 +77,8 @@ class PlanBuilder {
   // (and / extra_efficiency). `reduce`: the receiver combines the data, which adds one
   // step's worth of reduction at memory speed to the arrival.
   Sent send(int from, int to, sim::Bytes payload, std::initializer_list<sim::NodeId> deps,
-            std::uint32_t flow, sim::LabelId label, sim::BytesPerSec cap, bool reduce = false);
+            std::uint32_t flow, sim::LabelId label, sim::BytesPerSec cap, bool reduce = false,
+            sim::Seconds extra_arrival = sim::Seconds{0.0});
   // A transfer over explicit links (a multicast tree) with explicit step latency.
   Sent send_links(std::span<const sim::LinkId> links, int track, int peer, sim::Bytes payload,
                   std::initializer_list<sim::NodeId> deps, sim::Seconds arrival_latency,

@@ -1,14 +1,162 @@
-#include "tools/commands.h"
+// wiresim run SCENARIO.yaml: one inference step of a scenario, simulated (or its closed
+// form, or the back-of-the-envelope naive estimate beside the simulation).
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "models/params.h"
+#include "scenarios/scenario.h"
+#include "scenarios/step.h"
 #include "sim/input_error.h"
+#include "sim/trace.h"
+#include "tools/commands.h"
+#include "topologies/builder.h"
 
 namespace wiresim::tools {
+namespace {
+
+using sim::InputError;
+
+struct RunOptions {
+  std::string scenario;
+  std::string topo;
+  std::vector<std::string> settings;
+  std::string method = "simulate";
+  std::string format = "table";
+  std::string trace;
+  std::string params;
+};
+
+std::string layout_text(const scenarios::Layout& l) {
+  const char* placement = l.placement == scenarios::Placement::pack     ? "pack"
+                          : l.placement == scenarios::Placement::spread ? "spread"
+                                                                        : "explicit";
+  return fmt::format("tp {} ep {} pp {} dp {} ({})", l.tp, l.ep, l.pp, l.dp, placement);
+}
+
+nlohmann::ordered_json to_json(const scenarios::Scenario& s, const std::string& topo, const std::string& method,
+                               const scenarios::StepResult& r) {
+  nlohmann::ordered_json out;
+  out["scenario"] = s.name;
+  out["topology"] = topo;
+  out["method"] = method;
+  out["model"] = s.model.name;
+  out["phase"] = s.workload.phase == scenarios::Phase::prefill ? "prefill" : "decode";
+  out["layout"] = {{"tp", s.layout.tp}, {"ep", s.layout.ep}, {"pp", s.layout.pp}, {"dp", s.layout.dp},
+                   {"gpus", s.layout.gpus()}};
+  out["step_time_ms"] = r.step.ms();
+  out["comm_time_ms"] = r.comm.ms();
+  out["exposed_comm_ms"] = r.exposed_comm.ms();
+  out["compute_time_ms"] = r.compute.ms();
+  out["tokens_per_s"] = r.tokens_per_s;
+  out["per_token_latency_ms"] = r.per_token_latency.ms();
+  nlohmann::ordered_json by_collective = nlohmann::ordered_json::object();
+  for (const auto& [kind, c] : r.by_collective)
+    by_collective[kind] = {{"count", c.count}, {"bytes", c.bytes.count()}, {"time_ms", c.time.ms()},
+                           {"algorithm", c.algorithm}};
+  nlohmann::ordered_json by_tier = nlohmann::ordered_json::object();
+  for (const auto& [tier, t] : r.by_tier) by_tier[tier] = {{"bytes", t.bytes.count()}, {"busy_ms", t.busy.ms()}};
+  out["breakdown"] = {{"by_collective", by_collective}, {"by_tier", by_tier}};
+  auto& busiest = out["busiest_links"] = nlohmann::ordered_json::array();
+  for (const auto& h : r.busiest) busiest.push_back({{"link", h.link}, {"utilisation", h.utilisation}});
+  if (!r.note.empty()) out["note"] = r.note;
+  return out;
+}
+
+void print_table(const scenarios::Scenario& s, const std::string& topo, const std::string& method,
+                 const scenarios::StepResult& r, const scenarios::StepResult* simulated) {
+  const auto& m = s.model;
+  fmt::print("# wiresim run {} on {} ({} GPUs), method {}\n", s.name, topo, s.layout.gpus(), method);
+  fmt::print("# model {}: hidden {}, {} layers, {} heads ({} kv), {}{}\n", m.name.empty() ? "?" : m.name, m.hidden,
+             m.layers, m.heads, m.kv_heads, m.dtype,
+             m.experts ? fmt::format(", {} experts top-{} ({} routing)", m.experts, m.top_k, m.routing) : "");
+  if (s.workload.phase == scenarios::Phase::prefill)
+    fmt::print("# prefill of {} tokens per replica; layout {}\n", s.workload.tokens, layout_text(s.layout));
+  else
+    fmt::print("# decode of {} sequences per replica (context {}); layout {}\n", s.workload.batch, s.workload.context,
+               layout_text(s.layout));
+  fmt::print("{:<24} {:>12.3f} ms\n", "step time", r.step.ms());
+  fmt::print("{:<24} {:>12.3f} ms   (exposed {:.3f} ms)\n", "communication", r.comm.ms(), r.exposed_comm.ms());
+  fmt::print("{:<24} {:>12.3f} ms\n", "compute", r.compute.ms());
+  fmt::print("{:<24} {:>12.1f} tokens/s\n", "throughput", r.tokens_per_s);
+  if (simulated)
+    fmt::print("{:<24} {:>12.3f} ms   (the event-driven run of the same step)\n", "simulated step time",
+               simulated->step.ms());
+  if (!r.note.empty()) fmt::print("# {}\n", r.note);
+  fmt::print("\n{:<16} {:>7} {:>14} {:>12}  {}\n", "collective", "count", "bytes", "time (ms)", "algorithm");
+  for (const auto& [kind, c] : r.by_collective)
+    fmt::print("{:<16} {:>7} {:>14} {:>12.3f}  {}\n", kind, c.count, sim::format_size(c.bytes), c.time.ms(), c.algorithm);
+  if (!r.by_tier.empty()) {
+    fmt::print("\n{:<10} {:>14} {:>16}\n", "tier", "bytes", "link busy (ms)");
+    for (const auto& [tier, t] : r.by_tier) fmt::print("{:<10} {:>14} {:>16.3f}\n", tier, sim::format_size(t.bytes), t.busy.ms());
+  }
+  if (!r.busiest.empty()) {
+    fmt::print("\nbusiest links (bytes / (capacity x step time)):\n");
+    for (const auto& h : r.busiest) fmt::print("  {:<40} {:5.1f}%\n", h.link, 100.0 * h.utilisation);
+  }
+  fmt::print("# times per collective are summed along replica 0's path; GB = 1e9 B, GiB = 2^30 B\n");
+}
+
+int run(const RunOptions& o) {
+  if (o.method != "simulate" && o.method != "analytic" && o.method != "naive")
+    throw InputError(fmt::format("--model: expected simulate, analytic or naive, got '{}'", o.method));
+  if (o.format != "table" && o.format != "csv" && o.format != "json")
+    throw InputError(fmt::format("--format: expected table, csv or json, got '{}'", o.format));
+  const auto overrides = topo::parse_overrides(o.settings);
+  scenarios::Scenario s = scenarios::load_scenario(o.scenario);
+  if (!o.topo.empty()) s.topology = o.topo;
+  for (const auto& [k, v] : overrides) s.set[k] = v;
+  const topo::LinkGraph graph = topo::load_topology(s.topology, s.set);
+  const models::Params params = o.params.empty() ? models::default_params() : models::load_params(o.params);
+  const auto method = o.method == "naive"      ? scenarios::StepMethod::naive
+                      : o.method == "analytic" ? scenarios::StepMethod::analytic
+                                               : scenarios::StepMethod::simulate;
+  const scenarios::StepResult r = scenarios::run_step(s, graph, params, method);
+  std::unique_ptr<scenarios::StepResult> simulated;
+  if (method == scenarios::StepMethod::naive)
+    simulated = std::make_unique<scenarios::StepResult>(scenarios::run_step(s, graph, params, scenarios::StepMethod::simulate));
+  if (o.format == "json") {
+    auto j = to_json(s, s.topology, o.method, r);
+    if (simulated) j["simulated_step_time_ms"] = simulated->step.ms();
+    fmt::print("{}\n", j.dump(2));
+  } else if (o.format == "csv") {
+    fmt::print("scenario,topology,gpus,tp,ep,pp,dp,method,step_time_ms,comm_time_ms,exposed_comm_ms,compute_time_ms,tokens_per_s\n");
+    fmt::print("{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f}\n", s.name, s.topology, s.layout.gpus(),
+               s.layout.tp, s.layout.ep, s.layout.pp, s.layout.dp, o.method, r.step.ms(), r.comm.ms(),
+               r.exposed_comm.ms(), r.compute.ms(), r.tokens_per_s);
+  } else {
+    print_table(s, s.topology, o.method, r, simulated.get());
+  }
+  if (!o.trace.empty()) {
+    if (method != scenarios::StepMethod::simulate) throw InputError("--trace needs --model simulate");
+    std::ofstream file(o.trace);
+    if (!file) throw InputError(o.trace, 0, 0, "cannot write the trace file");
+    sim::TraceOptions options;
+    for (auto g : graph.gpus()) options.track_names.push_back(graph.device(g).name);
+    const auto specs = topo::link_specs(graph);
+    options.links = specs;
+    sim::write_chrome_trace(file, r.dag, r.run, options);
+  }
+  return 0;
+}
+
+}  // namespace
 
 void add_run_command(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("run", "(not built yet)");
-  cmd->callback([exit_code] {
-    *exit_code = 2;
-    throw sim::InputError("wiresim run is not built yet");
-  });
+  auto o = std::make_shared<RunOptions>();
+  auto* cmd = app.add_subcommand("run", "simulate one inference step of a scenario (TP/EP/PP/DP on a topology)");
+  cmd->add_option("scenario", o->scenario, "scenario YAML file")->required();
+  cmd->add_option("--topo", o->topo, "topology YAML file, replacing the scenario's");
+  cmd->add_option("--set", o->settings, "override a topology parameter, e.g. --set nodes=2");
+  cmd->add_option("--model", o->method, "simulate (default), analytic (closed forms) or naive (traffic / quoted bandwidth)");
+  cmd->add_option("--format", o->format, "table, csv or json");
+  cmd->add_option("--trace", o->trace, "write a Chrome/Perfetto trace of the step to this file");
+  cmd->add_option("--params", o->params, "model parameter file replacing the built-in one");
+  cmd->callback([o, exit_code] { *exit_code = run(*o); });
 }
 
 }  // namespace wiresim::tools

@@ -1,0 +1,87 @@
+// Scenario: an LLM inference step as a capacity planner describes it — the model's shape,
+// the workload (prefill or decode), the layout (tp, ep, pp, dp and placement) and the
+// topology — read from YAML with every key checked.
+//
+//   Scenario s = load_scenario("scenarios/llama70b-tp8-prefill.yaml");
+//   s.layout.tp;                  // 8
+//   s.topology;                   // path to the topology, relative paths resolved
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/collective.h"
+#include "sim/units.h"
+
+namespace wiresim::scenarios {
+
+struct ModelShape {
+  std::string name;
+  int hidden = 0;             // model width
+  int layers = 0;
+  int heads = 0;              // attention heads
+  int kv_heads = 0;           // grouped-query attention heads (= heads without GQA)
+  int ffn = 0;                // MLP intermediate size (0: 4 x hidden)
+  int dtype_bytes = 2;        // bf16
+  std::string dtype = "bf16";
+  // Mixture of experts (experts == 0: dense). Every `moe_every`-th layer is MoE.
+  int experts = 0;
+  int top_k = 0;
+  int expert_ffn = 0;
+  int moe_every = 1;
+  // Routing skew: share of the tokens each expert gets (sums to 1); empty = uniform.
+  std::vector<double> expert_load;
+  std::string routing = "uniform";   // for output: "uniform", "zipf 1.2", "explicit"
+};
+
+enum class Phase { prefill, decode };
+
+struct Workload {
+  Phase phase = Phase::prefill;
+  long tokens = 0;      // prefill: tokens per batch (per data-parallel replica)
+  long batch = 0;       // decode: sequences per replica
+  long context = 0;     // decode: context length (for the KV cache size)
+};
+
+enum class Placement { pack, spread, explicit_map };
+
+struct Layout {
+  int tp = 1, ep = 1, pp = 1, dp = 1;
+  Placement placement = Placement::pack;
+  std::vector<int> rank_map;   // explicit: rank -> GPU index in topology order
+  int gpus() const { return tp * pp * dp; }
+};
+
+// Per-layer compute time: given outright, or a roofline from the GPU's peak rates.
+struct Compute {
+  std::optional<sim::Seconds> layer_time;
+  double peak_flops = 0.0;            // FLOP/s
+  sim::BytesPerSec memory_bandwidth;  // HBM
+  bool enabled() const { return layer_time.has_value() || peak_flops > 0.0; }
+};
+
+struct Scenario {
+  std::string name;
+  std::string file;                        // where it was read from
+  std::string topology;                    // path
+  std::map<std::string, std::string> set;  // topology overrides
+  ModelShape model;
+  Workload workload;
+  Layout layout;
+  Compute compute;
+  std::optional<models::Algorithm> tp_algorithm;   // force the TP all_reduce algorithm
+  std::optional<models::Protocol> tp_protocol;
+};
+
+// Throws sim::InputError at file:line:column for anything unknown, missing or invalid
+// (a layout that does not divide the heads, layers or experts, say).
+Scenario load_scenario(const std::string& path, const std::map<std::string, std::string>& overrides = {});
+// A model file alone (for `wiresim sweep --model M.yaml`): the `model:` mapping, or a file
+// that is only a model.
+ModelShape load_model(const std::string& path);
+// Checks that the layout fits the model and the GPU count; returns the reason if not.
+std::optional<std::string> layout_problem(const ModelShape& model, const Layout& layout, int gpus);
+
+}  // namespace wiresim::scenarios

@@ -1,0 +1,374 @@
+#include "scenarios/step.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "models/alpha_beta.h"
+#include "models/plan.h"
+#include "models/tuner.h"
+#include "sim/input_error.h"
+
+namespace wiresim::scenarios {
+namespace {
+
+using sim::NodeId;
+constexpr NodeId kNone = models::kNoNode;
+
+// A collective expanded once and appended wherever the step needs it.
+struct Part {
+  sim::TransferDag dag;               // simulate: the plan; otherwise one delay node
+  std::vector<NodeId> sinks;          // nodes with no successors
+  std::string algorithm;
+};
+
+struct Instance {
+  std::string kind;
+  int replica;
+  NodeId launch;
+  NodeId done;
+};
+
+class StepBuilder {
+ public:
+  StepBuilder(const models::Machine& machine, StepMethod method, const Scenario& s)
+      : machine_(machine), method_(method), scenario_(s) {}
+
+  NodeId compute(sim::Seconds t, std::initializer_list<NodeId> after, std::uint32_t track) {
+    const NodeId n = dag_.add_delay(t, dag_.intern_label("compute"), track);
+    for (auto a : after)
+      if (a != kNone) dag_.add_dependency(a, n);
+    return n;
+  }
+
+  // Appends a collective over `gpus` (indices into graph.gpus()) that starts after `after`.
+  NodeId collective(const std::string& kind, int replica, models::Collective op, sim::Bytes size,
+                    const std::vector<int>& gpus, const std::vector<NodeId>& after,
+                    const std::vector<double>& matrix = {}) {
+    models::Problem problem;
+    problem.op = op;
+    problem.size = size;
+    for (int g : gpus) problem.ranks.push_back(machine_.graph().gpus()[g]);
+    problem.matrix = matrix;
+    const Part& part = part_for(kind, problem);
+    const NodeId offset = static_cast<NodeId>(dag_.size());
+    for (NodeId i = 0; i < part.dag.size(); ++i) {
+      const auto& node = part.dag.node(i);
+      const auto label = dag_.intern_label(part.dag.labels()[node.label]);
+      const std::uint32_t track = static_cast<std::uint32_t>(gpus[std::min<std::size_t>(node.track, gpus.size() - 1)]);
+      if (node.kind == sim::NodeKind::delay) {
+        dag_.add_delay(node.latency, label, track);
+      } else {
+        const std::uint32_t peer = static_cast<std::uint32_t>(gpus[std::min<std::size_t>(node.peer, gpus.size() - 1)]);
+        dag_.add_transfer(part.dag.links(i), node.bytes,
+                          part.dag.latency_is_explicit(i) ? std::optional<sim::Seconds>(node.latency) : std::nullopt,
+                          node.rate_cap, label, track, peer);
+      }
+    }
+    for (NodeId i = 0; i < part.dag.size(); ++i)
+      for (NodeId s : part.dag.successors(i)) dag_.add_dependency(offset + i, offset + s);
+    for (NodeId a : after)
+      if (a != kNone) dag_.add_dependency(a, offset);   // node 0 of every part is its launch
+    const NodeId done = dag_.add_delay(sim::Seconds{0.0}, dag_.intern_label(kind + " done"),
+                                       static_cast<std::uint32_t>(gpus.front()));
+    for (NodeId s : part.sinks) dag_.add_dependency(offset + s, done);
+    instances_.push_back({kind, replica, offset, done});
+    auto& stats = by_collective_[kind];
+    ++stats.count;
+    stats.bytes += size;
+    stats.algorithm = part.algorithm;
+    return done;
+  }
+
+  // One point-to-point send (a pipeline-stage handover).
+  NodeId send(int from, int to, sim::Bytes bytes, NodeId after) { return collective_p2p(from, to, bytes, after); }
+
+  // A handover of several sends counts once, from its first send to its last arrival.
+  void record(const std::string& kind, int replica, NodeId first, NodeId done) {
+    instances_.push_back({kind, replica, first, done});
+  }
+  sim::TransferDag& dag() { return dag_; }
+  const std::vector<Instance>& instances() const { return instances_; }
+  std::map<std::string, CollectiveStats>& by_collective() { return by_collective_; }
+  const std::string& note() const { return note_; }
+
+ private:
+  const Part& part_for(const std::string& kind, const models::Problem& problem) {
+    auto key = std::make_tuple(static_cast<int>(problem.op), problem.size.count(), problem.ranks, problem.matrix);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    models::TunerOptions options;
+    if (kind == "tp_all_reduce") {
+      options.algorithm = scenario_.tp_algorithm;
+      options.protocol = scenario_.tp_protocol;
+    }
+    const models::Decision d = models::tune(machine_, problem, options);
+    Part part;
+    part.algorithm = fmt::format("{}/{}", models::to_string(d.best.algorithm), models::to_string(d.best.protocol));
+    if (method_ == StepMethod::simulate) {
+      part.dag = models::expand(machine_, problem, d.best).dag;
+    } else {
+      const sim::Seconds t = method_ == StepMethod::analytic ? models::estimate(machine_, problem, d.best).time
+                                                             : naive_time(problem);
+      part.dag.add_delay(t, part.dag.intern_label(kind), 0);
+      if (method_ == StepMethod::naive) part.algorithm = "naive";
+    }
+    for (NodeId i = 0; i < part.dag.size(); ++i)
+      if (part.dag.successors(i).empty()) part.sinks.push_back(i);
+    return cache_.emplace(key, std::move(part)).first->second;
+  }
+
+  NodeId collective_p2p(int from, int to, sim::Bytes bytes, NodeId after) {
+    const auto& gpus = machine_.graph().gpus();
+    const auto route = machine_.route(gpus[from], gpus[to]);
+    const auto cls = machine_.tier_class(route);
+    const sim::Seconds step = machine_.params().step_latency(models::Algorithm::ring, models::Protocol::simple, cls);
+    NodeId t;
+    if (method_ == StepMethod::simulate) {
+      t = dag_.add_transfer(route, bytes, std::max(step, machine_.wire_latency(route)), sim::BytesPerSec::unlimited(),
+                            dag_.intern_label("pp activation send"), static_cast<std::uint32_t>(from),
+                            static_cast<std::uint32_t>(to));
+    } else {
+      models::Problem p;
+      p.size = bytes;
+      p.ranks = {gpus[from], gpus[to]};
+      const sim::Seconds d = method_ == StepMethod::naive ? naive_time_of(bytes, p.ranks)
+                                                          : step + bytes / machine_.rate(route);
+      t = dag_.add_delay(d, dag_.intern_label("pp activation send"), static_cast<std::uint32_t>(from));
+    }
+    if (after != kNone) dag_.add_dependency(after, t);
+    auto& stats = by_collective_["pp_send_recv"];
+    ++stats.count;
+    stats.bytes += bytes;
+    stats.algorithm = "send/recv";
+    return t;
+  }
+
+  // Back-of-the-envelope: the bytes a textbook says move (an all_reduce moves about twice
+  // its buffer) over the bandwidth a spec sheet quotes for the wire between the first two
+  // ranks — bidirectional for NVLink (as NVIDIA quotes it), per direction for PCIe and NICs.
+  sim::Seconds naive_time(const models::Problem& p) {
+    const double traffic = p.op == models::Collective::all_reduce ? 2.0 * p.size.count() : p.size.count();
+    return naive_time_of(sim::Bytes{traffic}, p.ranks);
+  }
+  sim::Seconds naive_time_of(sim::Bytes traffic, const std::vector<topo::DeviceId>& ranks) {
+    const auto route = machine_.route(ranks[0], ranks[1]);
+    double raw = INFINITY;
+    topo::Tier tier = topo::Tier::nvlink;
+    for (auto l : route) {
+      const auto& link = machine_.graph().link(l);
+      if (link.bandwidth.count() < raw) {
+        raw = link.bandwidth.count();
+        tier = link.tier;
+      }
+    }
+    const bool bidirectional = models::tier_class(tier) == models::TierClass::nvlink;
+    const double quoted = bidirectional ? 2.0 * raw : raw;
+    note_ = fmt::format("naive: traffic / {:.0f} GB/s, the {} figure a spec sheet quotes for {} ({:.0f} GB/s per direction)",
+                        quoted / 1e9, bidirectional ? "bidirectional" : "per-direction", topo::to_string(tier), raw / 1e9);
+    return sim::Bytes{traffic} / sim::BytesPerSec{quoted};
+  }
+
+  const models::Machine& machine_;
+  StepMethod method_;
+  const Scenario& scenario_;
+  sim::TransferDag dag_;
+  std::map<std::tuple<int, double, std::vector<topo::DeviceId>, std::vector<double>>, Part> cache_;
+  std::vector<Instance> instances_;
+  std::map<std::string, CollectiveStats> by_collective_;
+  std::string note_;
+};
+
+// Per-layer compute per rank: given, or a roofline (FLOPs at peak vs bytes at HBM speed).
+struct LayerCompute {
+  sim::Seconds attention;
+  sim::Seconds mlp;
+  sim::Seconds experts;
+};
+
+LayerCompute layer_compute(const Scenario& s, double tokens) {
+  LayerCompute c;
+  if (s.compute.layer_time) {
+    c.attention = c.mlp = c.experts = *s.compute.layer_time / 2.0;
+    return c;
+  }
+  if (s.compute.peak_flops <= 0.0) return c;
+  const ModelShape& m = s.model;
+  const Layout& l = s.layout;
+  const double h = m.hidden, b = m.dtype_bytes;
+  const double kv_dim = h * m.kv_heads / m.heads;
+  const auto roof = [&](double flops, double bytes) {
+    return sim::Seconds{std::max(flops / s.compute.peak_flops, bytes / s.compute.memory_bandwidth.count())};
+  };
+  // Attention: q and o projections h x h, k and v h x kv_dim; decode also reads the KV cache.
+  const double attn_params = 2.0 * h * h + 2.0 * h * kv_dim;
+  double kv_bytes = 0.0;
+  if (s.workload.phase == Phase::decode)
+    kv_bytes = 2.0 * s.workload.batch * std::max(1L, s.workload.context) * kv_dim * b;
+  c.attention = roof(2.0 * tokens * attn_params / l.tp, (attn_params * b + kv_bytes) / l.tp);
+  // Dense MLP (gate, up, down): 3 h ffn.
+  const double mlp_params = 3.0 * h * m.ffn;
+  c.mlp = roof(2.0 * tokens * mlp_params / l.tp, mlp_params * b / l.tp);
+  if (m.experts > 0) {
+    const double expert_params = 3.0 * h * m.expert_ffn;
+    const double local_experts = static_cast<double>(m.experts) / l.ep;
+    // Each rank computes its share of the replica's tokens times top_k expert passes.
+    c.experts = roof(2.0 * (tokens / l.tp) * m.top_k * expert_params,
+                     std::min(local_experts, (tokens / l.tp) * m.top_k * l.ep) * expert_params * b);
+  }
+  return c;
+}
+
+// Bytes rank i sends rank j in a dispatch, from the experts each rank hosts.
+std::vector<double> dispatch_matrix(const ModelShape& m, int ep, double per_rank_bytes) {
+  std::vector<double> share(ep, 1.0 / ep);
+  if (!m.expert_load.empty()) {
+    std::fill(share.begin(), share.end(), 0.0);
+    for (int e = 0; e < m.experts; ++e) share[e / (m.experts / ep)] += m.expert_load[e];
+  }
+  std::vector<double> matrix(static_cast<std::size_t>(ep) * ep);
+  for (int i = 0; i < ep; ++i)
+    for (int j = 0; j < ep; ++j) matrix[static_cast<std::size_t>(i) * ep + j] = i == j ? 0.0 : per_rank_bytes * share[j];
+  return matrix;
+}
+
+}  // namespace
+
+std::vector<int> place_ranks(const Layout& layout, const topo::LinkGraph& graph) {
+  const int n = layout.gpus();
+  const int total = static_cast<int>(graph.gpus().size());
+  std::vector<int> out(n);
+  if (layout.placement == Placement::explicit_map) return layout.rank_map;
+  if (layout.placement == Placement::pack) {
+    for (int r = 0; r < n; ++r) out[r] = r;
+    return out;
+  }
+  // spread: consecutive ranks (a TP group) go to different nodes, round-robin.
+  std::map<int, std::vector<int>> by_node;
+  for (int g = 0; g < total; ++g) by_node[graph.device(graph.gpus()[g]).node].push_back(g);
+  std::vector<std::vector<int>> nodes;
+  for (auto& [node, gpus] : by_node) nodes.push_back(gpus);
+  std::vector<std::size_t> used(nodes.size(), 0);
+  for (int r = 0; r < n; ++r) {
+    std::size_t k = r % nodes.size();
+    for (std::size_t tries = 0; used[k] >= nodes[k].size() && tries < nodes.size(); ++tries) k = (k + 1) % nodes.size();
+    if (used[k] >= nodes[k].size()) throw sim::InputError("layout: spread placement ran out of GPUs");
+    out[r] = nodes[k][used[k]++];
+  }
+  return out;
+}
+
+StepResult run_step(const Scenario& s, const topo::LinkGraph& graph, const models::Params& params, StepMethod method) {
+  const int gpus = static_cast<int>(graph.gpus().size());
+  if (auto why = layout_problem(s.model, s.layout, gpus))
+    throw sim::InputError(s.file, 0, 0, fmt::format("layout: {} (topology {})", *why, graph.source));
+  const models::Machine machine(graph, params);
+  StepBuilder b(machine, method, s);
+  const Layout& l = s.layout;
+  const ModelShape& m = s.model;
+  StepResult result;
+  result.gpu_of_rank = place_ranks(l, graph);
+  const auto gpu = [&](int d, int p, int t) { return result.gpu_of_rank[(d * l.pp + p) * l.tp + t]; };
+  const double tokens = s.workload.phase == Phase::prefill ? static_cast<double>(s.workload.tokens)
+                                                           : static_cast<double>(s.workload.batch);
+  const sim::Bytes activations{tokens * m.hidden * m.dtype_bytes};
+  const LayerCompute lc = layer_compute(s, tokens);
+  const int layers_per_stage = m.layers / l.pp;
+  std::vector<NodeId> ready(l.dp, kNone);
+  sim::Seconds compute_path{0.0};
+  for (int p = 0; p < l.pp; ++p) {
+    for (int layer = p * layers_per_stage; layer < (p + 1) * layers_per_stage; ++layer) {
+      const bool moe = m.experts > 0 && (layer + 1) % m.moe_every == 0;
+      std::vector<int> tp_group(l.tp);
+      for (int d = 0; d < l.dp; ++d) {
+        for (int t = 0; t < l.tp; ++t) tp_group[t] = gpu(d, p, t);
+        ready[d] = b.compute(lc.attention, {ready[d]}, tp_group[0]);
+        if (l.tp > 1) ready[d] = b.collective("tp_all_reduce", d, models::Collective::all_reduce, activations, tp_group, {ready[d]});
+      }
+      compute_path += lc.attention;
+      if (moe && l.ep > 1) {
+        // EP groups: the stage's ranks in (replica, tp) order, ep at a time.
+        const double per_rank = tokens / l.tp * m.top_k * m.hidden * m.dtype_bytes;
+        const auto matrix = dispatch_matrix(m, l.ep, per_rank);
+        for (int q0 = 0; q0 < l.tp * l.dp; q0 += l.ep) {
+          std::vector<int> group;
+          std::vector<NodeId> after;
+          for (int q = q0; q < q0 + l.ep; ++q) {
+            group.push_back(gpu(q / l.tp, p, q % l.tp));
+            if (q % l.tp == 0 || q == q0) after.push_back(ready[q / l.tp]);
+          }
+          const auto uniform = m.expert_load.empty() ? std::vector<double>{} : matrix;
+          NodeId n = b.collective("ep_all_to_all", q0 / l.tp, models::Collective::all_to_all, sim::Bytes{per_rank},
+                                  group, after, uniform);
+          n = b.compute(lc.experts, {n}, group[0]);
+          // Combine sends every token back: the transpose of the dispatch.
+          std::vector<double> back;
+          if (!uniform.empty()) {
+            back.resize(uniform.size());
+            for (int i = 0; i < l.ep; ++i)
+              for (int j = 0; j < l.ep; ++j) back[static_cast<std::size_t>(j) * l.ep + i] = uniform[static_cast<std::size_t>(i) * l.ep + j];
+          }
+          n = b.collective("ep_all_to_all", q0 / l.tp, models::Collective::all_to_all, sim::Bytes{per_rank}, group, {n},
+                           back);
+          for (int q = q0; q < q0 + l.ep; ++q) ready[q / l.tp] = n;
+        }
+        compute_path += lc.experts;
+      } else {
+        const sim::Seconds mlp = moe ? lc.experts : lc.mlp;
+        for (int d = 0; d < l.dp; ++d) {
+          for (int t = 0; t < l.tp; ++t) tp_group[t] = gpu(d, p, t);
+          ready[d] = b.compute(mlp, {ready[d]}, tp_group[0]);
+          if (l.tp > 1) ready[d] = b.collective("tp_all_reduce", d, models::Collective::all_reduce, activations, tp_group, {ready[d]});
+        }
+        compute_path += mlp;
+      }
+    }
+    if (p + 1 < l.pp)
+      for (int d = 0; d < l.dp; ++d) {
+        const NodeId handed = b.compute(sim::Seconds{0.0}, {}, gpu(d, p + 1, 0));
+        NodeId first = kNone;
+        for (int t = 0; t < l.tp; ++t) {
+          const NodeId sent = b.send(gpu(d, p, t), gpu(d, p + 1, t), activations / l.tp, ready[d]);
+          if (first == kNone) first = sent;
+          b.dag().add_dependency(sent, handed);
+        }
+        b.record("pp_send_recv", d, first, handed);
+        ready[d] = handed;
+      }
+  }
+  sim::RunResult run = sim::run_dag(machine.links(), b.dag());
+  result.step = run.makespan;
+  result.compute = compute_path;
+  for (const auto& inst : b.instances())
+    if (inst.replica == 0)
+      b.by_collective()[inst.kind].time += run.nodes[inst.done].end - run.nodes[inst.launch].start;
+  for (const auto& [kind, stats] : b.by_collective()) result.comm += stats.time;
+  result.by_collective = b.by_collective();
+  result.exposed_comm = result.step - result.compute;
+  if (result.exposed_comm < sim::Seconds{0.0}) result.exposed_comm = sim::Seconds{0.0};
+  for (sim::LinkId id = 0; id < run.links.size(); ++id) {
+    const auto& ls = run.links[id];
+    if (ls.carried.count() <= 0.0) continue;
+    auto& tier = result.by_tier[std::string(topo::to_string(graph.link(id).tier))];
+    tier.bytes += ls.carried;
+    tier.busy += ls.busy;
+    const double span = result.step.count();
+    if (span > 0.0)
+      result.busiest.push_back({graph.link_name(id), ls.carried.count() / (machine.links()[id].capacity.count() * span)});
+  }
+  std::stable_sort(result.busiest.begin(), result.busiest.end(),
+                   [](const auto& a, const auto& c) { return a.utilisation > c.utilisation; });
+  if (result.busiest.size() > 5) result.busiest.resize(5);
+  const double seconds = result.step.count();
+  result.tokens_per_s = seconds > 0.0 ? tokens * l.dp / seconds : 0.0;
+  result.per_token_latency = result.step;
+  result.note = b.note();
+  result.dag = std::move(b.dag());
+  result.run = std::move(run);
+  return result;
+}
+
+}  // namespace wiresim::scenarios

@@ -1,0 +1,75 @@
+// One inference step of a scenario: every collective its layout implies, with the compute
+// between them, composed into one DAG and simulated together — so data-parallel replicas
+// (and expert groups spanning them) that share NICs, rails or spines contend.
+//
+// Per layer (tokens T per replica; h hidden; b bytes per element):
+//   dense layer: attention compute, TP all_reduce of T·h·b, MLP compute, TP all_reduce;
+//   MoE layer (ep > 1): attention, TP all_reduce, all_to_all dispatch of (T/tp)·top_k·h·b
+//   per rank (skewed by the experts' loads), expert compute, all_to_all combine;
+// between pipeline stages, each TP rank sends its (T/tp)·h·b activations to the next stage.
+// One prefill (or one decode iteration, T = batch) with no micro-batching: a stage starts
+// once the previous one has handed over.
+//
+// Methods: simulate (the event-driven run), analytic (each collective its closed-form time,
+// no contention between groups), naive (total traffic over the wire's quoted bandwidth, as a
+// back-of-the-envelope estimate does).
+//
+//   StepResult r = run_step(scenario, graph, models::default_params(), StepMethod::simulate);
+//   fmt::print("{:.2f} ms\n", r.step.ms());
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/params.h"
+#include "scenarios/scenario.h"
+#include "sim/executor.h"
+#include "sim/transfer_dag.h"
+#include "topologies/link_graph.h"
+
+namespace wiresim::scenarios {
+
+enum class StepMethod { simulate, analytic, naive };
+
+struct CollectiveStats {
+  int count = 0;               // in the whole step, all replicas
+  sim::Bytes bytes;            // nccl-tests size summed
+  sim::Seconds time;           // summed duration along replica 0's path
+  std::string algorithm;       // "nvls/simple" (the tuner's choice; the last seen)
+};
+
+struct TierStats {
+  sim::Bytes bytes;            // carried over links of this tier
+  sim::Seconds busy;           // summed link busy time
+};
+
+struct StepResult {
+  sim::Seconds step;
+  sim::Seconds compute;        // compute on replica 0's path
+  sim::Seconds comm;           // collective durations on replica 0's path
+  sim::Seconds exposed_comm;   // step − compute
+  std::map<std::string, CollectiveStats> by_collective;   // tp_all_reduce, ep_all_to_all, pp_send_recv
+  std::map<std::string, TierStats> by_tier;
+  struct HotLink {
+    std::string link;
+    double utilisation;
+  };
+  std::vector<HotLink> busiest;
+  double tokens_per_s = 0.0;
+  sim::Seconds per_token_latency;
+  std::string note;            // naive: how the wire bandwidth was quoted
+  std::vector<int> gpu_of_rank;
+  // simulate only, for traces
+  sim::TransferDag dag;
+  sim::RunResult run;
+};
+
+// Throws sim::InputError when the layout does not fit the topology.
+StepResult run_step(const Scenario& scenario, const topo::LinkGraph& graph, const models::Params& params,
+                    StepMethod method);
+
+// Rank -> GPU index (in graph.gpus()) for the scenario's placement.
+std::vector<int> place_ranks(const Layout& layout, const topo::LinkGraph& graph);
+
+}  // namespace wiresim::scenarios
