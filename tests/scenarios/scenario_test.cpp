@@ -1,0 +1,151 @@
+// Shipped scenarios: each loads, runs, and shows what it was written to show.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <string>
+
+#include "models/params.h"
+#include "scenarios/scenario.h"
+#include "scenarios/step.h"
+#include "sim/input_error.h"
+#include "topologies/builder.h"
+
+using namespace wiresim;
+using namespace wiresim::scenarios;
+
+namespace {
+
+std::string repo(const std::string& path) { return std::string(WIRESIM_SOURCE_DIR) + "/" + path; }
+
+StepResult run_file(const std::string& file, StepMethod method = StepMethod::simulate, const std::string& topo = "") {
+  Scenario s = load_scenario(repo("scenarios/" + file));
+  if (!topo.empty()) s.topology = repo("topologies/" + topo);
+  const topo::LinkGraph g = topo::load_topology(s.topology, s.set);
+  return run_step(s, g, models::default_params(), method);
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = std::string("/tmp/wiresim_test_") + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+const char* kModel = "model: {name: m, hidden: 8192, layers: 80, heads: 64, kv_heads: 8, dtype: bf16}\n";
+
+}  // namespace
+
+TEST_CASE("the worked example's naive estimates are the textbook numbers") {
+  // 160 all_reduces x 2 x (4096 x 8192 x 2 B) = 21.47 GB of traffic, divided by:
+  // 1.8 TB/s (NVLink 5, bidirectional) = 11.9 ms; 900 GB/s (NVLink 4, bidirectional)
+  // = 23.9 ms; 63 GB/s (PCIe 5 x16, per direction) = 341 ms; 50 GB/s (NDR) = 429 ms.
+  const double traffic = 160.0 * 2.0 * 4096 * 8192 * 2;
+  CHECK(run_file("llama70b-tp8-prefill.yaml", StepMethod::naive, "hgx-b200.yaml").step.count() ==
+        doctest::Approx(traffic / 1.8e12).epsilon(1e-6));
+  CHECK(run_file("llama70b-tp8-prefill.yaml", StepMethod::naive).step.count() ==
+        doctest::Approx(traffic / 0.9e12).epsilon(1e-6));
+  CHECK(run_file("llama70b-tp8-prefill.yaml", StepMethod::naive, "pcie-h100-8gpu-2socket.yaml").step.count() ==
+        doctest::Approx(traffic / 63e9).epsilon(1e-6));
+  CHECK(run_file("llama70b-tp8-prefill-ib.yaml", StepMethod::naive).step.count() ==
+        doctest::Approx(traffic / 50e9).epsilon(1e-6));
+}
+
+TEST_CASE("simulated NVLink steps are slower than the naive bidirectional estimate") {
+  // Per direction NVLink 4 carries 450 GB/s raw (~375 achieved), not 900: the simulated
+  // step must exceed the naive one, and by less than the 2.4x that 900 / 375 gives.
+  const double naive = run_file("llama70b-tp8-prefill.yaml", StepMethod::naive).step.count();
+  const double sim = run_file("llama70b-tp8-prefill.yaml").step.count();
+  CHECK(sim > 1.3 * naive);
+  CHECK(sim < 2.4 * naive);
+}
+
+TEST_CASE("decode with ring forced is the pure-latency term") {
+  // 160 all_reduces of 512 KiB, each ~14 ring steps of ~1.5 us: about 3.4 ms.
+  const StepResult r = run_file("llama70b-tp8-decode.yaml");
+  CHECK(r.by_collective.at("tp_all_reduce").count == 160);
+  CHECK(r.step.ms() == doctest::Approx(3.4).epsilon(0.1));
+}
+
+TEST_CASE("placement rule: TP inside the node and PP across beats TP across nodes") {
+  const StepResult tp16 = run_file("llama70b-2node-tp16.yaml");
+  const StepResult tp8pp2 = run_file("llama70b-2node-tp8-pp2.yaml");
+  CHECK(tp8pp2.step < tp16.step);
+  // TP16's all_reduces cross InfiniBand; TP8xPP2 sends only activations over it.
+  CHECK(tp16.by_tier.at("ib").bytes.count() > 100.0 * tp8pp2.by_tier.at("ib").bytes.count());
+  CHECK(tp8pp2.by_collective.at("pp_send_recv").count == 8);
+}
+
+TEST_CASE("EP across nodes and skewed routing both cost time") {
+  const StepResult node = run_file("mixtral-ep8-node.yaml");
+  const StepResult two = run_file("mixtral-ep8-2node.yaml");
+  const StepResult skew = run_file("mixtral-ep8-node-skewed.yaml");
+  CHECK(two.step > 2.0 * node.step);
+  CHECK(skew.step > 1.5 * node.step);
+  // 32 MoE layers, dispatch and combine each.
+  CHECK(node.by_collective.at("ep_all_to_all").count == 64);
+}
+
+TEST_CASE("a TP=4 group spread over both sockets is no faster than one on a socket") {
+  const StepResult local = run_file("llama8b-tp4-pcie-switch.yaml");
+  const StepResult spread = run_file("llama8b-tp4-pcie-sys.yaml");
+  CHECK(spread.step >= local.step);
+  CHECK(spread.by_tier.count("upi") == 1);
+  CHECK(local.by_tier.count("upi") == 0);
+}
+
+TEST_CASE("the closed form agrees with the simulation when groups do not contend") {
+  const double a = run_file("llama70b-tp8-prefill.yaml", StepMethod::analytic).step.count();
+  const double s = run_file("llama70b-tp8-prefill.yaml").step.count();
+  CHECK(a == doctest::Approx(s).epsilon(0.02));
+}
+
+TEST_CASE("a roofline adds compute and leaves communication exposed") {
+  const std::string path = write_temp("roofline.yaml", std::string("topology: ") + repo("topologies/hgx-h100.yaml") +
+                                                           "\n" + kModel +
+                                                           "workload: {phase: prefill, tokens: 4096}\nlayout: {tp: 8}\n"
+                                                           "compute: {peak_flops: 989TFLOP/s, memory_bandwidth: 3.35TB/s}\n");
+  Scenario s = load_scenario(path);
+  const topo::LinkGraph g = topo::load_topology(s.topology);
+  const StepResult r = run_step(s, g, models::default_params(), StepMethod::simulate);
+  // Prefill is compute-bound: 2 x 4096 tokens x (2 x 8192^2 + 2 x 8192 x 1024 + 3 x 8192 x
+  // 32768) params / 8 GPUs / 989 TFLOP/s per layer, 80 layers: ~59 ms.
+  const double per_layer = 2.0 * 4096 * (2.0 * 8192 * 8192 + 2.0 * 8192 * 1024 + 3.0 * 8192 * 32768) / 8 / 989e12;
+  CHECK(r.compute.count() == doctest::Approx(80 * per_layer).epsilon(1e-9));
+  CHECK(r.step.count() == doctest::Approx(r.compute.count() + r.exposed_comm.count()).epsilon(1e-9));
+  CHECK(r.exposed_comm.count() > 0.0);
+}
+
+TEST_CASE("bad scenarios are refused with file, line and what would be valid") {
+  const auto expect_error = [](const std::string& name, const std::string& text, int line, const char* words) {
+    const std::string path = write_temp(name, text);
+    try {
+      load_scenario(path);
+      FAIL("expected an InputError for " << name);
+    } catch (const sim::InputError& e) {
+      CHECK_MESSAGE(std::string(e.what()).find(words) != std::string::npos, e.what());
+      CHECK(e.file() == path);
+      if (line > 0) CHECK(e.line() == line);
+    }
+  };
+  const std::string topo = std::string("topology: ") + repo("topologies/hgx-h100.yaml") + "\n";
+  expect_error("unknown.yaml", topo + kModel + "workload: {phase: prefill, tokens: 4}\nlayout: {tp: 8}\nlayuot: {}\n", 5,
+               "layuot");
+  expect_error("heads.yaml", topo + kModel + "workload: {phase: prefill, tokens: 4}\nlayout: {tp: 3}\n", 4,
+               "does not divide the 64 attention heads");
+  expect_error("layers.yaml", topo + kModel + "workload: {phase: prefill, tokens: 4}\nlayout: {pp: 3}\n", 4,
+               "does not divide the 80 layers");
+  expect_error("phase.yaml", topo + kModel + "workload: {phase: training, tokens: 4}\nlayout: {tp: 8}\n", 3,
+               "prefill or decode");
+  expect_error("modelkey.yaml", topo + "model: {hidden: 8, layers: 1, heads: 1, colour: red}\n"
+                                       "workload: {phase: prefill, tokens: 4}\nlayout: {tp: 1}\n", 2, "colour");
+  expect_error("experts.yaml", topo + "model: {hidden: 8, layers: 2, heads: 2, experts: 6, top_k: 2}\n"
+                                      "workload: {phase: prefill, tokens: 4}\nlayout: {tp: 2, ep: 4}\n", 0,
+               "does not divide the 6 experts");
+  expect_error("missing.yaml", topo + kModel + "layout: {tp: 8}\n", 0, "workload");
+}
+
+TEST_CASE("a layout that needs more GPUs than the topology has is refused") {
+  Scenario s = load_scenario(repo("scenarios/llama70b-2node-tp16.yaml"));
+  const topo::LinkGraph g = topo::load_topology(repo("topologies/hgx-h100.yaml"));
+  CHECK_THROWS_WITH_AS(run_step(s, g, models::default_params(), StepMethod::simulate),
+                       doctest::Contains("16 GPUs, but the topology has 8"), sim::InputError);
+}
