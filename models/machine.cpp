@@ -6,13 +6,45 @@
 
 namespace wiresim::models {
 
-Machine::Machine(const topo::LinkGraph& graph, const Params& params)
-    : graph_(graph), params_(params), router_(graph), links_(topo::link_specs(graph)) {
+Machine::Machine(const topo::LinkGraph& graph, const Params& params, bool p2p)
+    : graph_(graph), params_(params), router_(graph), links_(topo::link_specs(graph)), p2p_(p2p) {
   if (!graph.gpus().empty()) arch_name_ = graph.device(graph.gpus().front()).arch;
   if (arch_name_.empty()) arch_name_ = "default";
   const ArchParams& a = arch();
   for (std::size_t i = 0; i < links_.size(); ++i)
     links_[i].capacity = links_[i].capacity * a.efficiency(graph.link(static_cast<sim::LinkId>(i)).tier);
+}
+
+std::optional<topo::DeviceId> Machine::cpu_of(topo::DeviceId gpu) const {
+  const auto& d = graph_.device(gpu);
+  std::optional<topo::DeviceId> first;
+  for (topo::DeviceId i = 0; i < graph_.device_count(); ++i) {
+    const auto& c = graph_.device(i);
+    if (c.kind != topo::DeviceKind::cpu || c.node != d.node) continue;
+    if (c.socket == d.socket) return i;
+    if (!first) first = i;
+  }
+  return first;
+}
+
+bool Machine::staged(topo::DeviceId a, topo::DeviceId b) const {
+  return !p2p_ && a != b && graph_.device(a).kind == topo::DeviceKind::gpu &&
+         graph_.device(b).kind == topo::DeviceKind::gpu && node_of(a) == node_of(b) && cpu_of(a).has_value();
+}
+
+std::span<const sim::LinkId> Machine::route(topo::DeviceId a, topo::DeviceId b, std::uint32_t flow) const {
+  if (!staged(a, b)) return router_.route(a, b, flow);
+  const std::uint64_t key = (static_cast<std::uint64_t>(a) << 32) | b;
+  auto it = staged_routes_.find(key);
+  if (it == staged_routes_.end()) {
+    // Up to the sender's socket (its host memory), then from there down to the receiver.
+    const topo::DeviceId cpu = *cpu_of(a);
+    std::vector<sim::LinkId> links;
+    for (auto l : router_.route(a, cpu)) links.push_back(l);
+    for (auto l : router_.route(cpu, b)) links.push_back(l);
+    it = staged_routes_.emplace(key, std::move(links)).first;
+  }
+  return it->second;
 }
 
 sim::BytesPerSec Machine::rate(std::span<const sim::LinkId> route) const {

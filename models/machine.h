@@ -2,6 +2,12 @@
 // capacities after the architecture's link efficiency (the payload rate a copy achieves),
 // step latencies by tier class, and NVSwitch multicast where the hardware has it.
 //
+// With P2P off (NCCL_P2P_DISABLE=1) GPUs of one node do not reach each other directly: NCCL's
+// SHM transport stages every transfer through host memory, so the route is the sender's PCIe
+// (or C2C) path up to its CPU socket, then down to the receiver (across the inter-socket link
+// when the receiver hangs off the other socket); the tier class is pcie (per-step latency of
+// the PCIe/SHM class) and the transfer is capped at the architecture's shm_bandwidth.
+//
 //   Machine m(graph, default_params());
 //   auto links = m.route(gpu_a, gpu_b);
 //   sim::BytesPerSec r = m.rate(links);        // bottleneck, after efficiency
@@ -10,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "models/params.h"
@@ -21,7 +28,7 @@ namespace wiresim::models {
 
 class Machine {
  public:
-  Machine(const topo::LinkGraph& graph, const Params& params);
+  Machine(const topo::LinkGraph& graph, const Params& params, bool p2p = true);
 
   const topo::LinkGraph& graph() const { return graph_; }
   const topo::Router& router() const { return router_; }
@@ -30,9 +37,10 @@ class Machine {
   const std::string& arch_name() const { return arch_name_; }
   const ArchParams& arch() const { return params_.arch(arch_name_); }
 
-  std::span<const sim::LinkId> route(topo::DeviceId a, topo::DeviceId b, std::uint32_t flow = 0) const {
-    return router_.route(a, b, flow);
-  }
+  std::span<const sim::LinkId> route(topo::DeviceId a, topo::DeviceId b, std::uint32_t flow = 0) const;
+  bool p2p() const { return p2p_; }
+  // Whether a transfer between two GPUs is staged through host memory (P2P off, same node).
+  bool staged(topo::DeviceId a, topo::DeviceId b) const;
   sim::BytesPerSec rate(std::span<const sim::LinkId> route) const;   // min capacity
   sim::Seconds wire_latency(std::span<const sim::LinkId> route) const;
   TierClass tier_class(std::span<const sim::LinkId> route) const;    // slowest class crossed
@@ -51,6 +59,9 @@ class Machine {
   topo::Router router_;
   std::string arch_name_;
   std::vector<sim::LinkSpec> links_;
+  bool p2p_ = true;
+  std::optional<topo::DeviceId> cpu_of(topo::DeviceId gpu) const;
+  mutable std::unordered_map<std::uint64_t, std::vector<sim::LinkId>> staged_routes_;
 };
 
 }  // namespace wiresim::models

@@ -73,7 +73,7 @@ sim::Bytes size_of(const std::string& s) { return sim::parse_size(s); }
 
 ArchParams read_arch(const Reader& r, const YAML::Node& n, const std::string& where) {
   r.only_keys(n, {"channels", "nvls_channels", "nvls_efficiency", "ll_max", "ll128_per_channel",
-                  "link_efficiency"}, where);
+                  "link_efficiency", "shm_bandwidth"}, where);
   ArchParams a;
   a.channels = static_cast<int>(r.number(r.need(n, "channels", where), where + ".channels"));
   a.nvls_channels = static_cast<int>(r.number(r.need(n, "nvls_channels", where), where + ".nvls_channels"));
@@ -81,6 +81,8 @@ ArchParams read_arch(const Reader& r, const YAML::Node& n, const std::string& wh
   a.ll_max = r.triple<sim::BytesPerSec>(r.need(n, "ll_max", where), rate_of, where + ".ll_max");
   a.ll128_per_channel = r.scalar<sim::BytesPerSec>(r.need(n, "ll128_per_channel", where), rate_of,
                                                    where + ".ll128_per_channel");
+  if (n["shm_bandwidth"])
+    a.shm_bandwidth = r.scalar<sim::BytesPerSec>(n["shm_bandwidth"], rate_of, where + ".shm_bandwidth");
   if (a.channels < 1 || a.channels > 64) r.fail(n["channels"], where + ".channels: expected 1..64");
   const auto eff = r.need(n, "link_efficiency", where);
   if (!eff.IsMap()) r.fail(eff, where + ".link_efficiency: expected a mapping tier: fraction");

@@ -41,6 +41,9 @@ struct ArchParams {
   std::array<sim::BytesPerSec, 3> ll_max{};   // by node count: 1, 2, more
   sim::BytesPerSec ll128_per_channel;
   std::map<topo::Tier, double> link_efficiency;
+  // P2P off: what one GPU-to-GPU transfer staged through host memory (NCCL's SHM transport)
+  // achieves, payload per direction; unlimited where not given.
+  sim::BytesPerSec shm_bandwidth = sim::BytesPerSec::unlimited();
   double efficiency(topo::Tier tier) const;   // 1.0 where not given
 };
 

@@ -65,6 +65,7 @@ std::optional<std::string> why_not(const Machine& machine, const Problem& proble
       if (op != Collective::all_reduce && op != Collective::all_gather && op != Collective::reduce_scatter)
         return "nvls implements all_reduce, all_gather and reduce_scatter only";
       if (protocol != Protocol::simple) return "nvls runs with the Simple protocol only (as in NCCL)";
+      if (!machine.p2p()) return "nvls needs P2P over NVLink (P2P is off: NCCL_P2P_DISABLE=1)";
       if (machine.arch().nvls_efficiency <= 0.0)
         return fmt::format("nvls needs NVLink SHARP (Hopper or later); these GPUs are '{}'", machine.arch_name());
       if (by_node.size() > 1) return "nvls spans one NVLink domain; across nodes use nvls_tree, ring or tree";
@@ -84,6 +85,7 @@ std::optional<std::string> why_not(const Machine& machine, const Problem& proble
     case Algorithm::one_shot:
     case Algorithm::two_shot:
       if (op != Collective::all_reduce) return fmt::format("{} implements all_reduce only", name);
+      if (!machine.p2p()) return fmt::format("{} needs P2P between GPUs (P2P is off: NCCL_P2P_DISABLE=1)", name);
       if (!one_nvlink_domain(machine, problem))
         return fmt::format("{} needs every GPU pair joined by NVLink (one NVLink domain)", name);
       return std::nullopt;
@@ -173,6 +175,9 @@ PlanBuilder::Sent PlanBuilder::send(int from, int to, sim::Bytes payload,
                                     std::initializer_list<sim::NodeId> deps, std::uint32_t flow,
                                     sim::LabelId label, sim::BytesPerSec cap, bool reduce) {
   const auto route = machine_.route(gpu(from), gpu(to), flow);
+  // Host memory moves wire bytes (LL's flags included): the SHM rate caps the wire.
+  if (machine_.staged(gpu(from), gpu(to)))
+    cap = std::min(cap, machine_.arch().shm_bandwidth * protocol().payload);
   const sim::Bytes wire = payload / protocol().payload;
   // The cap bounds payload bytes per second; on the wire that is cap / payload efficiency.
   const sim::BytesPerSec wire_cap = cap.is_unlimited() ? cap : cap / protocol().payload;

@@ -19,6 +19,7 @@
 #include "sim/input_error.h"
 #include "sim/trace.h"
 #include "sim/units.h"
+#include "tools/coll_common.h"
 #include "tools/commands.h"
 #include "topologies/builder.h"
 
@@ -44,21 +45,9 @@ struct CollOptions {
   std::string tuner = "nccl";
   std::string trace;
   std::string params;
+  std::string p2p = "on";
   bool explain = false;
 };
-
-// Bytes per element, as nccl-tests names its types.
-int dtype_size(const std::string& dtype) {
-  static const std::map<std::string, int> kSizes{
-      {"int8", 1},    {"uint8", 1},   {"fp8", 1},     {"f8e4m3", 1}, {"f8e5m2", 1},
-      {"half", 2},    {"fp16", 2},    {"float16", 2}, {"bf16", 2},   {"bfloat16", 2},
-      {"float", 4},   {"fp32", 4},    {"float32", 4}, {"int32", 4},  {"uint32", 4},
-      {"double", 8},  {"fp64", 8},    {"float64", 8}, {"int64", 8},  {"uint64", 8}};
-  const auto it = kSizes.find(dtype);
-  if (it == kSizes.end())
-    throw InputError(fmt::format("--dtype: unknown type '{}' (expected float, half, bf16, fp8, double, int8, int32, int64)", dtype));
-  return it->second;
-}
 
 sim::Bytes size_arg(const std::string& text) {
   try {
@@ -274,7 +263,7 @@ int run_coll(const CollOptions& o) {
   const auto sizes = parse_sizes(o.sizes);
   const topo::LinkGraph graph = topo::load_topology(o.topo, topo::parse_overrides(o.settings));
   const models::Params params = o.params.empty() ? models::default_params() : models::load_params(o.params);
-  const models::Machine machine(graph, params);
+  const models::Machine machine(graph, params, parse_p2p(o.p2p));
   models::Problem problem;
   problem.op = *op;
   problem.root = o.root;
@@ -283,18 +272,15 @@ int run_coll(const CollOptions& o) {
   if (n < 2 || n > static_cast<int>(gpus.size()))
     throw InputError(fmt::format("--gpus: expected 2..{} (the GPUs in {}), got {}", gpus.size(), o.topo, n));
   problem.ranks.assign(gpus.begin(), gpus.begin() + n);
-  const bool per_rank_split = *op == models::Collective::all_gather || *op == models::Collective::reduce_scatter ||
-                              *op == models::Collective::all_to_all;
-  const double align = per_rank_split ? static_cast<double>(element) * n : element;
+  const double align = splits_per_rank(*op) ? static_cast<double>(element) * n : element;
   const auto method = o.model == "analytic" ? models::Method::analytic : models::Method::simulate;
   std::vector<Row> rows;
   models::Detail detail;
   for (const auto& requested : sizes) {
     Row row;
-    // nccl-tests rounds each size down to whole elements (per rank for split collectives).
-    row.size = sim::Bytes{std::floor(requested.count() / align) * align};
+    row.size = nccl_tests_size(*op, requested, element, n);
     if (row.size.count() <= 0.0) continue;
-    row.count = static_cast<long long>(row.size.count() / element / (per_rank_split ? n : 1));
+    row.count = nccl_tests_count(*op, row.size, element, n);
     problem.size = row.size;
     row.decision = models::tune(machine, problem, tuner);
     row.decision->best.aggregation = o.aggregate;
@@ -340,6 +326,7 @@ void add_coll_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--tuner", o->tuner, "candidate set for --algo auto: nccl (default) or all");
   cmd->add_option("--trace", o->trace, "write a Chrome/Perfetto trace of the largest size to this file");
   cmd->add_option("--params", o->params, "model parameter file replacing the built-in models/params.yaml");
+  cmd->add_option("--p2p", o->p2p, "on (default) or off: NCCL_P2P_DISABLE=1, GPUs exchange through host memory (SHM)");
   cmd->add_flag("--explain", o->explain, "print the tuner's candidates per size and the transport per rank pair");
   cmd->callback([o, exit_code] { *exit_code = run_coll(*o); });
 }
