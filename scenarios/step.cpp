@@ -357,11 +357,14 @@ StepResult run_step(const Scenario& s, const topo::LinkGraph& graph, const model
     tier.busy += ls.busy;
     const double span = result.step.count();
     if (span > 0.0)
-      result.busiest.push_back({graph.link_name(id), ls.carried.count() / (machine.links()[id].capacity.count() * span)});
+      result.utilisation.push_back(
+          {graph.link_name(id), ls.carried.count() / (machine.links()[id].capacity.count() * span)});
   }
-  std::stable_sort(result.busiest.begin(), result.busiest.end(),
+  std::stable_sort(result.utilisation.begin(), result.utilisation.end(),
                    [](const auto& a, const auto& c) { return a.utilisation > c.utilisation; });
-  if (result.busiest.size() > 5) result.busiest.resize(5);
+  if (result.utilisation.size() > 256) result.utilisation.resize(256);
+  result.busiest.assign(result.utilisation.begin(),
+                        result.utilisation.begin() + std::min<std::size_t>(5, result.utilisation.size()));
   const double seconds = result.step.count();
   result.tokens_per_s = seconds > 0.0 ? tokens * l.dp / seconds : 0.0;
   result.per_token_latency = result.step;

@@ -55,7 +55,8 @@ struct StepResult {
     std::string link;
     double utilisation;
   };
-  std::vector<HotLink> busiest;
+  std::vector<HotLink> busiest;        // the 5 busiest links
+  std::vector<HotLink> utilisation;    // every link that carried bytes, busiest first (at most 256)
   double tokens_per_s = 0.0;
   sim::Seconds per_token_latency;
   std::string note;            // naive: how the wire bandwidth was quoted

@@ -1,14 +1,177 @@
-#include "tools/commands.h"
+// wiresim sweep --topo T.yaml --model M.yaml --gpus N: every layout of the model on N GPUs,
+// simulated and ranked.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "models/params.h"
+#include "scenarios/report.h"
+#include "scenarios/scenario.h"
+#include "scenarios/sweep.h"
 #include "sim/input_error.h"
+#include "tools/commands.h"
+#include "topologies/builder.h"
 
 namespace wiresim::tools {
+namespace {
+
+using sim::InputError;
+
+struct SweepOptions {
+  std::string topo;
+  std::string model;
+  std::vector<std::string> settings;
+  int gpus = 0;
+  std::string phase = "prefill";
+  long tokens = 4096;
+  long batch = 32;
+  long context = 4096;
+  std::string objective = "step_time";
+  std::string format = "table";
+  std::string report;
+  int threads = 0;
+  int top = 3;
+  std::string gpu_memory = "80GB";
+  std::string peak_flops;
+};
+
+int sweep(const SweepOptions& o) {
+  scenarios::SweepSpec spec;
+  spec.model = scenarios::load_model(o.model);
+  spec.topology = o.topo;
+  if (o.phase == "prefill") {
+    spec.workload.phase = scenarios::Phase::prefill;
+    spec.workload.tokens = o.tokens;
+  } else if (o.phase == "decode") {
+    spec.workload.phase = scenarios::Phase::decode;
+    spec.workload.batch = o.batch;
+    spec.workload.context = o.context;
+  } else {
+    throw InputError(fmt::format("--phase: expected prefill or decode, got '{}'", o.phase));
+  }
+  if (o.tokens < 1 || o.batch < 1 || o.context < 1) throw InputError("--tokens, --batch and --context must be positive");
+  if (o.objective == "step_time") spec.objective = scenarios::Objective::step_time;
+  else if (o.objective == "comm_time") spec.objective = scenarios::Objective::comm_time;
+  else if (o.objective == "tokens_per_s") spec.objective = scenarios::Objective::tokens_per_s;
+  else throw InputError(fmt::format("--objective: expected step_time, comm_time or tokens_per_s, got '{}'", o.objective));
+  if (o.format != "table" && o.format != "csv" && o.format != "json")
+    throw InputError(fmt::format("--format: expected table, csv or json, got '{}'", o.format));
+  try {
+    spec.gpu_memory = o.gpu_memory == "none" ? sim::Bytes{0.0} : sim::parse_size(o.gpu_memory);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(fmt::format("--gpu-memory: {}", e.what()));
+  }
+  const topo::LinkGraph graph = topo::load_topology(o.topo, topo::parse_overrides(o.settings));
+  spec.gpus = o.gpus == 0 ? static_cast<int>(graph.gpus().size()) : o.gpus;
+  if (!o.peak_flops.empty()) {
+    // A roofline per layer: FLOPs at this peak vs weights and KV cache at the GPU's HBM speed.
+    const std::string& t = o.peak_flops;
+    const auto pos = t.find("TFLOP/s");
+    double tflops = 0.0;
+    try {
+      if (pos == std::string::npos || pos + 7 != t.size()) throw std::invalid_argument("");
+      tflops = std::stod(t.substr(0, pos));
+    } catch (const std::exception&) {
+      throw InputError(fmt::format("--peak-flops: expected a rate like 989TFLOP/s, got '{}'", t));
+    }
+    if (!(tflops > 0.0)) throw InputError(fmt::format("--peak-flops: expected a positive rate, got '{}'", t));
+    spec.compute.peak_flops = tflops * 1e12;
+    spec.compute.memory_bandwidth = graph.device(graph.gpus().front()).memory_bandwidth;
+    if (spec.compute.memory_bandwidth.count() <= 0.0)
+      throw InputError(fmt::format("--peak-flops: {} gives no memory_bandwidth for its GPUs", o.topo));
+  }
+  const int threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  const auto start = std::chrono::steady_clock::now();
+  const auto progress = [&](int done, int total) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (elapsed < 1.0) return;
+    const int width = 30, filled = total ? width * done / total : width;
+    fmt::print(stderr, "\r[{}{}] {}/{} layouts", std::string(filled, '#'), std::string(width - filled, ' '), done, total);
+    if (done == total) fmt::print(stderr, "\n");
+    std::fflush(stderr);
+  };
+  const auto rows = scenarios::run_sweep(spec, graph, models::default_params(), threads, progress);
+  if (o.format == "csv") {
+    fmt::print("rank,tp,ep,pp,dp,placement,step_time_ms,comm_time_ms,exposed_comm_ms,compute_time_ms,tokens_per_s\n");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& l = rows[i].layout;
+      const auto& r = rows[i].result;
+      fmt::print("{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f}\n", i + 1, l.tp, l.ep, l.pp, l.dp,
+                 l.placement == scenarios::Placement::pack ? "pack" : "spread", r.step.ms(), r.comm.ms(),
+                 r.exposed_comm.ms(), r.compute.ms(), r.tokens_per_s);
+    }
+  } else if (o.format == "json") {
+    nlohmann::ordered_json out;
+    out["topology"] = o.topo;
+    out["model"] = spec.model.name;
+    out["gpus"] = spec.gpus;
+    out["objective"] = o.objective;
+    auto& arr = out["layouts"] = nlohmann::ordered_json::array();
+    for (const auto& row : rows) {
+      const auto& l = row.layout;
+      arr.push_back({{"tp", l.tp}, {"ep", l.ep}, {"pp", l.pp}, {"dp", l.dp},
+                     {"placement", l.placement == scenarios::Placement::pack ? "pack" : "spread"},
+                     {"step_time_ms", row.result.step.ms()}, {"comm_time_ms", row.result.comm.ms()},
+                     {"exposed_comm_ms", row.result.exposed_comm.ms()}, {"compute_time_ms", row.result.compute.ms()},
+                     {"tokens_per_s", row.result.tokens_per_s}, {"explanation", row.explanation}});
+    }
+    fmt::print("{}\n", out.dump(2));
+  } else {
+    const auto counts = scenarios::last_sweep_counts();
+    fmt::print("# wiresim sweep: {} on {} GPUs of {}, {} layouts, ranked by {}\n", spec.model.name, spec.gpus, o.topo,
+               rows.size(), o.objective);
+    if (counts.too_big > 0)
+      fmt::print("# {} more layouts left out: their weights exceed {} per GPU (--gpu-memory)\n", counts.too_big,
+                 sim::format_size(spec.gpu_memory));
+    fmt::print("# {}\n", spec.compute.enabled()
+                              ? fmt::format("compute: roofline at {} and the GPU's memory bandwidth", o.peak_flops)
+                              : std::string("no compute model: steps are communication only (give --peak-flops)"));
+    fmt::print("{:>4}  {:<24} {:>12} {:>12} {:>12} {:>14}\n", "rank", "layout", "step (ms)", "comm (ms)", "exposed (ms)",
+               "tokens/s");
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      fmt::print("{:>4}  {:<24} {:>12.3f} {:>12.3f} {:>12.3f} {:>14.1f}\n", i + 1, scenarios::layout_name(rows[i].layout),
+                 rows[i].result.step.ms(), rows[i].result.comm.ms(), rows[i].result.exposed_comm.ms(),
+                 rows[i].result.tokens_per_s);
+    fmt::print("\n");
+    for (std::size_t i = 0; i < std::min<std::size_t>(rows.size(), static_cast<std::size_t>(std::max(0, o.top))); ++i)
+      fmt::print("{}. {}\n", i + 1, rows[i].explanation);
+  }
+  if (!o.report.empty()) {
+    std::ofstream file(o.report);
+    if (!file) throw InputError(o.report, 0, 0, "cannot write the report");
+    scenarios::write_sweep_report(file, spec, rows);
+  }
+  return 0;
+}
+
+}  // namespace
 
 void add_sweep_command(CLI::App& app, int* exit_code) {
-  auto* cmd = app.add_subcommand("sweep", "(not built yet)");
-  cmd->callback([exit_code] {
-    *exit_code = 2;
-    throw sim::InputError("wiresim sweep is not built yet");
-  });
+  auto o = std::make_shared<SweepOptions>();
+  auto* cmd = app.add_subcommand("sweep", "rank every TP/EP/PP/DP layout of a model on a topology");
+  cmd->add_option("--topo", o->topo, "topology YAML file")->required();
+  cmd->add_option("--model", o->model, "model YAML file (a `model:` mapping as in a scenario)")->required();
+  cmd->add_option("--set", o->settings, "override a topology parameter, e.g. --set nodes=2");
+  cmd->add_option("--gpus", o->gpus, "GPUs to lay the model out on (default: all)");
+  cmd->add_option("--phase", o->phase, "prefill (default) or decode");
+  cmd->add_option("--tokens", o->tokens, "prefill tokens per replica (default 4096)");
+  cmd->add_option("--batch", o->batch, "decode sequences per replica (default 32)");
+  cmd->add_option("--context", o->context, "decode context length (default 4096)");
+  cmd->add_option("--objective", o->objective, "step_time (default), comm_time or tokens_per_s");
+  cmd->add_option("--format", o->format, "table, csv or json");
+  cmd->add_option("--report", o->report, "write a self-contained HTML report with SVG charts");
+  cmd->add_option("--threads", o->threads, "worker threads (default: all cores); output does not depend on it");
+  cmd->add_option("--top", o->top, "explain the best N layouts (default 3)");
+  cmd->add_option("--gpu-memory", o->gpu_memory, "leave out layouts whose weights exceed this per GPU (default 80GB; none)");
+  cmd->add_option("--peak-flops", o->peak_flops, "per-GPU peak for a roofline compute model, e.g. 989TFLOP/s");
+  cmd->callback([o, exit_code] { *exit_code = sweep(*o); });
 }
 
 }  // namespace wiresim::tools

@@ -1,0 +1,146 @@
+#include "scenarios/report.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace wiresim::scenarios {
+namespace {
+
+constexpr const char* kColours[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// Horizontal stacked bars: one row per layout, one segment per series.
+std::string stacked_bars(const std::string& title, const std::string& unit, const std::vector<std::string>& labels,
+                         const std::vector<std::string>& series, const std::vector<std::vector<double>>& values) {
+  const int label_w = 220, chart_w = 560, row_h = 22, top = 30;
+  const int height = top + row_h * static_cast<int>(labels.size()) + 50;
+  double max_total = 0.0;
+  for (const auto& row : values) {
+    double t = 0.0;
+    for (double v : row) t += v;
+    max_total = std::max(max_total, t);
+  }
+  if (max_total <= 0.0) max_total = 1.0;
+  std::string svg = fmt::format(
+      "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\">"
+      "<title>{}</title><text x=\"4\" y=\"18\" class=\"title\">{} ({})</text>",
+      label_w + chart_w + 80, height, escape(title), escape(title), escape(unit));
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const int y = top + row_h * static_cast<int>(i);
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" class=\"label\">{}</text>", label_w - 6, y + 15,
+                       escape(labels[i]));
+    double x = label_w, total = 0.0;
+    for (std::size_t k = 0; k < series.size(); ++k) {
+      const double w = values[i][k] / max_total * chart_w;
+      total += values[i][k];
+      if (w <= 0.0) continue;
+      svg += fmt::format("<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\">"
+                         "<title>{}: {:.4g} {}</title></rect>",
+                         x, y + 3, w, row_h - 6, kColours[k % 10], escape(series[k]), values[i][k], escape(unit));
+      x += w;
+    }
+    svg += fmt::format("<text x=\"{:.2f}\" y=\"{}\" class=\"value\">{:.4g}</text>", x + 4, y + 15, total);
+  }
+  const int ly = top + row_h * static_cast<int>(labels.size()) + 20;
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    const int lx = label_w + static_cast<int>(k) * 140;
+    svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>"
+                       "<text x=\"{}\" y=\"{}\" class=\"label\">{}</text>",
+                       lx, ly, kColours[k % 10], lx + 16, ly + 11, escape(series[k]));
+  }
+  return svg + "</svg>";
+}
+
+// One cell per link, coloured by utilisation (white 0% to red 100%).
+std::string heat_map(const std::string& title, const SweepRow& row) {
+  const auto& links = row.result.utilisation;
+  const int cols = 16, cell = 34;
+  const int rows = std::max<int>(1, (static_cast<int>(links.size()) + cols - 1) / cols);
+  std::string svg = fmt::format(
+      "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\">"
+      "<title>{}</title><text x=\"4\" y=\"18\" class=\"title\">{}</text>",
+      cols * cell + 10, rows * cell + 40, escape(title), escape(title));
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    const double u = std::clamp(links[i].utilisation, 0.0, 1.0);
+    const int shade = static_cast<int>(255 * (1.0 - u));
+    const int x = 4 + static_cast<int>(i % cols) * cell, y = 28 + static_cast<int>(i / cols) * cell;
+    svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"rgb(255,{},{})\" stroke=\"#ccc\">"
+                       "<title>{}: {:.1f}%</title></rect>",
+                       x, y, cell - 2, cell - 2, shade, shade, escape(links[i].link), 100.0 * links[i].utilisation);
+  }
+  if (links.empty()) svg += "<text x=\"4\" y=\"44\" class=\"label\">no link carried data</text>";
+  return svg + "</svg>";
+}
+
+}  // namespace
+
+void write_sweep_report(std::ostream& out, const SweepSpec& spec, const std::vector<SweepRow>& rows) {
+  const std::size_t shown = std::min<std::size_t>(rows.size(), 24);
+  std::vector<std::string> labels;
+  std::set<std::string> kinds, tiers;
+  for (std::size_t i = 0; i < shown; ++i) {
+    labels.push_back(layout_name(rows[i].layout));
+    for (const auto& [k, c] : rows[i].result.by_collective) kinds.insert(k);
+    for (const auto& [t, s] : rows[i].result.by_tier) tiers.insert(t);
+  }
+  std::vector<std::string> time_series(kinds.begin(), kinds.end());
+  time_series.push_back("compute");
+  std::vector<std::vector<double>> times, bytes;
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto& r = rows[i].result;
+    std::vector<double> t;
+    for (const auto& k : kinds) t.push_back(r.by_collective.count(k) ? r.by_collective.at(k).time.ms() : 0.0);
+    t.push_back(r.compute.ms());
+    times.push_back(t);
+    std::vector<double> b;
+    for (const auto& k : tiers) b.push_back(r.by_tier.count(k) ? r.by_tier.at(k).bytes.count() / 1e9 : 0.0);
+    bytes.push_back(b);
+  }
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      << "<title>wiresim sweep: " << escape(spec.model.name) << " on " << spec.gpus << " GPUs</title>"
+      << "<style>body{font-family:sans-serif;margin:2em;color:#222}svg{display:block;margin:1em 0}"
+         ".title{font-weight:bold;font-size:14px}.label,.value{font-size:12px}"
+         "table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}"
+         "td:first-child,th:first-child{text-align:left}</style></head><body>\n";
+  out << fmt::format("<h1>{} on {} GPUs of {}</h1>\n", escape(spec.model.name.empty() ? "model" : spec.model.name),
+                     spec.gpus, escape(spec.topology));
+  out << fmt::format("<p>{} layouts simulated, ranked by {}; times are per step in ms, bytes in GB (1e9 B).</p>\n",
+                     rows.size(),
+                     spec.objective == Objective::step_time ? "step time"
+                     : spec.objective == Objective::comm_time ? "exposed communication" : "tokens per second");
+  out << "<ol>\n";
+  for (std::size_t i = 0; i < std::min<std::size_t>(rows.size(), 3); ++i)
+    out << "<li>" << escape(rows[i].explanation) << "</li>\n";
+  out << "</ol>\n";
+  out << stacked_bars("Time per step by collective", "ms", labels, time_series, times) << "\n";
+  out << stacked_bars("Bytes per step by tier", "GB", labels, std::vector<std::string>(tiers.begin(), tiers.end()), bytes)
+      << "\n";
+  out << heat_map("Link utilisation, best layout: " + layout_name(rows.front().layout), rows.front()) << "\n";
+  out << heat_map("Link utilisation, worst layout: " + layout_name(rows.back().layout), rows.back()) << "\n";
+  out << "<table><tr><th>layout</th><th>step (ms)</th><th>comm (ms)</th><th>exposed (ms)</th><th>tokens/s</th></tr>\n";
+  for (const auto& row : rows)
+    out << fmt::format("<tr><td>{}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:.0f}</td></tr>\n",
+                       escape(layout_name(row.layout)), row.result.step.ms(), row.result.comm.ms(),
+                       row.result.exposed_comm.ms(), row.result.tokens_per_s);
+  out << "</table></body></html>\n";
+}
+
+}  // namespace wiresim::scenarios

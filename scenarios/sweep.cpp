@@ -1,0 +1,182 @@
+#include "scenarios/sweep.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "sim/input_error.h"
+
+namespace wiresim::scenarios {
+namespace {
+
+thread_local SweepCounts counts_;
+
+std::vector<int> divisors(int n) {
+  std::vector<int> out;
+  for (int d = 1; d <= n; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+double score(const StepResult& r, Objective o) {
+  switch (o) {
+    case Objective::step_time: return r.step.count();
+    case Objective::comm_time: return r.exposed_comm.count();
+    case Objective::tokens_per_s: return -r.tokens_per_s;
+  }
+  return 0.0;
+}
+
+// One sentence on why a layout lands where it does: where its heaviest traffic goes.
+std::string explain(const SweepRow& row, const StepResult& best) {
+  const StepResult& r = row.result;
+  std::string heaviest;
+  sim::Seconds longest{0.0};
+  for (const auto& [kind, c] : r.by_collective)
+    if (c.time > longest) {
+      longest = c.time;
+      heaviest = fmt::format("{} x {} ({})", c.count, kind, c.algorithm);
+    }
+  std::string wire;
+  sim::Bytes most{0.0};
+  for (const auto& [tier, t] : r.by_tier)
+    if (t.bytes > most) {
+      most = t.bytes;
+      wire = tier;
+    }
+  const double slower = best.step.count() > 0.0 ? r.step / best.step : 1.0;
+  if (heaviest.empty())
+    return fmt::format("{}: no communication; {:.2f} ms of compute.", layout_name(row.layout), r.compute.ms());
+  return fmt::format("{}: {:.2f} ms per step ({:.2f}x the best); most time in {}, most bytes over {}; "
+                     "{:.2f} ms of communication exposed.",
+                     layout_name(row.layout), r.step.ms(), slower, heaviest, wire.empty() ? "no link" : wire,
+                     r.exposed_comm.ms());
+}
+
+}  // namespace
+
+SweepCounts last_sweep_counts() { return counts_; }
+
+sim::Bytes weight_bytes_per_gpu(const ModelShape& m, const Layout& l) {
+  const double h = m.hidden;
+  const double attention = 2.0 * h * h + 2.0 * h * h * m.kv_heads / m.heads;
+  const double dense_mlp = 3.0 * h * m.ffn;
+  double per_layer_moe = 0.0, per_layer_dense = attention / l.tp + dense_mlp / l.tp;
+  if (m.experts > 0) {
+    const double experts = static_cast<double>(m.experts) * 3.0 * h * m.expert_ffn;
+    per_layer_moe = attention / l.tp + (l.ep > 1 ? experts / l.ep : experts / l.tp);
+  }
+  double total = 0.0;
+  for (int layer = 0; layer < m.layers; ++layer) {
+    const bool moe = m.experts > 0 && (layer + 1) % m.moe_every == 0;
+    total += moe ? per_layer_moe : per_layer_dense;
+  }
+  return sim::Bytes{total / l.pp * m.dtype_bytes};
+}
+
+std::string layout_name(const Layout& l) {
+  return fmt::format("tp{} ep{} pp{} dp{} {}", l.tp, l.ep, l.pp, l.dp,
+                     l.placement == Placement::pack ? "pack" : l.placement == Placement::spread ? "spread" : "explicit");
+}
+
+std::vector<Layout> enumerate_layouts(const ModelShape& model, int gpus, int nodes) {
+  std::vector<Layout> out;
+  for (int tp : divisors(gpus))
+    for (int pp : divisors(gpus / tp)) {
+      const int dp = gpus / (tp * pp);
+      std::vector<int> eps{1};
+      if (model.experts > 0)
+        for (int ep : divisors(tp * dp))
+          if (ep > 1 && model.experts % ep == 0) eps.push_back(ep);
+      for (int ep : eps)
+        for (Placement placement : {Placement::pack, Placement::spread}) {
+          if (placement == Placement::spread && (nodes < 2 || tp == 1)) continue;
+          Layout l;
+          l.tp = tp;
+          l.pp = pp;
+          l.dp = dp;
+          l.ep = ep;
+          l.placement = placement;
+          if (!layout_problem(model, l, gpus)) out.push_back(l);
+        }
+    }
+  return out;
+}
+
+std::vector<SweepRow> run_sweep(const SweepSpec& spec, const topo::LinkGraph& graph, const models::Params& params,
+                                int threads, const std::function<void(int, int)>& progress) {
+  std::set<int> node_ids;
+  for (auto g : graph.gpus()) node_ids.insert(graph.device(g).node);
+  if (spec.gpus < 1 || spec.gpus > static_cast<int>(graph.gpus().size()))
+    throw sim::InputError(fmt::format("--gpus: expected 1..{} (the GPUs in {}), got {}", graph.gpus().size(),
+                                      spec.topology, spec.gpus));
+  const auto all = enumerate_layouts(spec.model, spec.gpus, static_cast<int>(node_ids.size()));
+  std::vector<Layout> layouts;
+  for (const auto& l : all)
+    if (spec.gpu_memory.count() <= 0.0 || weight_bytes_per_gpu(spec.model, l) <= spec.gpu_memory) layouts.push_back(l);
+  counts_.enumerated = static_cast<int>(all.size());
+  counts_.too_big = static_cast<int>(all.size() - layouts.size());
+  if (layouts.empty() && !all.empty())
+    throw sim::InputError(fmt::format("no layout of {} GPUs holds the model's weights in {} per GPU (--gpu-memory)",
+                                      spec.gpus, sim::format_size(spec.gpu_memory)));
+  if (layouts.empty())
+    throw sim::InputError(fmt::format("no layout of {} GPUs fits the model (heads {}, layers {}, experts {})", spec.gpus,
+                                      spec.model.heads, spec.model.layers, spec.model.experts));
+  constexpr std::size_t kMaxLayouts = 100'000;
+  if (layouts.size() > kMaxLayouts)
+    throw sim::InputError(fmt::format("the sweep has {} layouts, over the limit of {}", layouts.size(), kMaxLayouts));
+  std::vector<SweepRow> rows(layouts.size());
+  std::vector<std::string> errors(layouts.size());
+  std::atomic<std::size_t> next{0};
+  std::atomic<int> done{0};
+  const auto worker = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < layouts.size();) {
+      Scenario s;
+      s.name = layout_name(layouts[i]);
+      s.file = spec.topology;
+      s.model = spec.model;
+      s.workload = spec.workload;
+      s.layout = layouts[i];
+      s.compute = spec.compute;
+      try {
+        rows[i].layout = layouts[i];
+        rows[i].result = run_step(s, graph, params, StepMethod::simulate);
+        rows[i].result.dag = sim::TransferDag{};
+        rows[i].result.run = sim::RunResult{};
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
+      ++done;
+    }
+  };
+  const int n_threads = std::max(1, std::min<int>(threads, static_cast<int>(layouts.size())));
+  std::vector<std::thread> pool;
+  if (n_threads > 1)
+    for (int t = 0; t < n_threads; ++t) pool.emplace_back(worker);
+  if (n_threads == 1) {
+    worker();
+  } else {
+    int shown = -1;
+    while (done.load() < static_cast<int>(layouts.size())) {
+      if (progress && done.load() != shown) progress(shown = done.load(), static_cast<int>(layouts.size()));
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  for (auto& t : pool) t.join();
+  if (progress) progress(static_cast<int>(layouts.size()), static_cast<int>(layouts.size()));
+  for (std::size_t i = 0; i < errors.size(); ++i)
+    if (!errors[i].empty()) throw sim::InputError(fmt::format("layout {}: {}", layout_name(layouts[i]), errors[i]));
+  std::stable_sort(rows.begin(), rows.end(), [&](const SweepRow& a, const SweepRow& b) {
+    return score(a.result, spec.objective) < score(b.result, spec.objective);
+  });
+  for (auto& row : rows) row.explanation = explain(row, rows.front().result);
+  return rows;
+}
+
+}  // namespace wiresim::scenarios

@@ -1,0 +1,56 @@
+// Sweep: every valid (tp, ep, pp, dp) layout and placement of a model on N GPUs of a
+// topology, each step simulated, ranked by an objective and explained.
+//
+//   SweepSpec spec{model, workload, N, Objective::step_time};
+//   auto rows = run_sweep(spec, graph, models::default_params(), threads, progress);
+//   rows.front().layout;          // the best layout
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "models/params.h"
+#include "scenarios/scenario.h"
+#include "scenarios/step.h"
+#include "topologies/link_graph.h"
+
+namespace wiresim::scenarios {
+
+enum class Objective { step_time, comm_time, tokens_per_s };
+
+struct SweepSpec {
+  ModelShape model;
+  Workload workload;
+  int gpus = 8;
+  Objective objective = Objective::step_time;
+  Compute compute;
+  std::string topology;   // for messages and the scenario name
+  sim::Bytes gpu_memory;  // layouts whose weights need more per GPU are left out (0: no limit)
+};
+
+struct SweepRow {
+  Layout layout;
+  StepResult result;      // dag and run dropped to keep memory bounded
+  std::string explanation;
+};
+
+// Every layout with tp * pp * dp = gpus that fits the model, pack and (on more than one
+// node) spread placements; ep over the divisors of the experts that divide tp * dp.
+std::vector<Layout> enumerate_layouts(const ModelShape& model, int gpus, int nodes);
+// Runs every layout on `threads` threads; results are ranked best first (ties keep the
+// enumeration order, so the output does not depend on the thread count). `progress`
+// (done, total) is called from the calling thread.
+std::vector<SweepRow> run_sweep(const SweepSpec& spec, const topo::LinkGraph& graph, const models::Params& params,
+                                int threads, const std::function<void(int, int)>& progress);
+std::string layout_name(const Layout& l);
+// Weight bytes one GPU holds under a layout (attention and MLP or its share of experts).
+sim::Bytes weight_bytes_per_gpu(const ModelShape& model, const Layout& layout);
+// How many layouts enumerate_layouts found that did not fit in gpu_memory (set by run_sweep).
+struct SweepCounts {
+  int enumerated = 0;
+  int too_big = 0;
+};
+SweepCounts last_sweep_counts();
+
+}  // namespace wiresim::scenarios
