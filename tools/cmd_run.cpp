@@ -14,6 +14,7 @@
 #include "sim/input_error.h"
 #include "sim/trace.h"
 #include "tools/commands.h"
+#include "tools/machine_input.h"
 #include "topologies/builder.h"
 
 namespace wiresim::tools {
@@ -29,6 +30,7 @@ struct RunOptions {
   std::string format = "table";
   std::string trace;
   std::string params;
+  std::string overlay;
 };
 
 std::string layout_text(const scenarios::Layout& l) {
@@ -110,8 +112,9 @@ int run(const RunOptions& o) {
   scenarios::Scenario s = scenarios::load_scenario(o.scenario);
   if (!o.topo.empty()) s.topology = o.topo;
   for (const auto& [k, v] : overrides) s.set[k] = v;
-  const topo::LinkGraph graph = topo::load_topology(s.topology, s.set);
-  const models::Params params = o.params.empty() ? models::default_params() : models::load_params(o.params);
+  const MachineInput input = load_machine_input(s.topology, s.set, o.overlay, o.params);
+  const topo::LinkGraph& graph = input.graph;
+  const models::Params& params = input.params;
   const auto method = o.method == "naive"      ? scenarios::StepMethod::naive
                       : o.method == "analytic" ? scenarios::StepMethod::analytic
                                                : scenarios::StepMethod::simulate;
@@ -156,6 +159,7 @@ void add_run_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--format", o->format, "table, csv or json");
   cmd->add_option("--trace", o->trace, "write a Chrome/Perfetto trace of the step to this file");
   cmd->add_option("--params", o->params, "model parameter file replacing the built-in one");
+  cmd->add_option("--overlay", o->overlay, "calibration overlay (from `wiresim calibrate fit -o`) laid over the topology");
   cmd->callback([o, exit_code] { *exit_code = run(*o); });
 }
 

@@ -17,6 +17,7 @@
 #include "scenarios/sweep.h"
 #include "sim/input_error.h"
 #include "tools/commands.h"
+#include "tools/machine_input.h"
 #include "topologies/builder.h"
 
 namespace wiresim::tools {
@@ -40,6 +41,8 @@ struct SweepOptions {
   int top = 3;
   std::string gpu_memory = "80GB";
   std::string peak_flops;
+  std::string params;
+  std::string overlay;
 };
 
 int sweep(const SweepOptions& o) {
@@ -68,7 +71,8 @@ int sweep(const SweepOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw InputError(fmt::format("--gpu-memory: {}", e.what()));
   }
-  const topo::LinkGraph graph = topo::load_topology(o.topo, topo::parse_overrides(o.settings));
+  const MachineInput input = load_machine_input(o.topo, topo::parse_overrides(o.settings), o.overlay, o.params);
+  const topo::LinkGraph& graph = input.graph;
   spec.gpus = o.gpus == 0 ? static_cast<int>(graph.gpus().size()) : o.gpus;
   if (!o.peak_flops.empty()) {
     // A roofline per layer: FLOPs at this peak vs weights and KV cache at the GPU's HBM speed.
@@ -97,7 +101,7 @@ int sweep(const SweepOptions& o) {
     if (done == total) fmt::print(stderr, "\n");
     std::fflush(stderr);
   };
-  const auto rows = scenarios::run_sweep(spec, graph, models::default_params(), threads, progress);
+  const auto rows = scenarios::run_sweep(spec, graph, input.params, threads, progress);
   if (o.format == "csv") {
     fmt::print("rank,tp,ep,pp,dp,placement,step_time_ms,comm_time_ms,exposed_comm_ms,compute_time_ms,tokens_per_s\n");
     for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -170,6 +174,8 @@ void add_sweep_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--threads", o->threads, "worker threads (default: all cores); output does not depend on it");
   cmd->add_option("--top", o->top, "explain the best N layouts (default 3)");
   cmd->add_option("--gpu-memory", o->gpu_memory, "leave out layouts whose weights exceed this per GPU (default 80GB; none)");
+  cmd->add_option("--params", o->params, "model parameter file replacing the built-in one");
+  cmd->add_option("--overlay", o->overlay, "calibration overlay (from `wiresim calibrate fit -o`) laid over the topology");
   cmd->add_option("--peak-flops", o->peak_flops, "per-GPU peak for a roofline compute model, e.g. 989TFLOP/s");
   cmd->callback([o, exit_code] { *exit_code = sweep(*o); });
 }
