@@ -1,6 +1,6 @@
 // wiresim's side of bench/vs-simgrid: runs a workload of bench/peer_workloads.h on the
 // engine and prints one line, the same as bench/peer-simgrid prints for SimGrid:
-//   wiresim ring 1024 transfers 2095104 time_s 6.9e-03 build_s 0.21 run_s 0.35 wall_s 0.56 peak_rss_MiB 180
+//   wiresim ring 1024 transfers 2095104 time_s 6.9e-03 build_s 0.21 run_s 0.35 wall_s 0.56 cpu_s 0.5 peak_rss_MiB 180
 //
 //   bench_vs_peer ring 1024
 //   bench_vs_peer a2a 256
@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "usage: bench_vs_peer ring|a2a N\n");
     return 2;
   }
-  const double t0 = bench::now_s();
+  const double t0 = bench::now_s(), c0 = bench::cpu_s();
   const peer::Workload w = peer::make(argv[1], std::atoi(argv[2]));
   std::vector<sim::LinkSpec> links;
   for (const auto& l : w.links) links.push_back({sim::BytesPerSec{l.bandwidth}, sim::Seconds{l.latency}, l.name});
@@ -35,7 +35,9 @@ int main(int argc, char** argv) {
   dag.freeze();
   const double t1 = bench::now_s();
   const sim::RunResult r = sim::run_dag(links, dag);
-  const double t2 = bench::now_s();
-  fmt::print("wiresim {} {} transfers {} time_s {:.9e} build_s {:.3f} run_s {:.3f} wall_s {:.3f} peak_rss_MiB {:.0f}\n",
-             w.name, w.gpus, w.transfers.size(), r.makespan.count(), t1 - t0, t2 - t1, t2 - t0, bench::peak_rss_mib());
+  const double t2 = bench::now_s(), c2 = bench::cpu_s();
+  fmt::print("wiresim {} {} transfers {} time_s {:.9e} build_s {:.4f} run_s {:.4f} wall_s {:.4f} cpu_s {:.4f} "
+             "peak_rss_MiB {:.0f}\n",
+             w.name, w.gpus, w.transfers.size(), r.makespan.count(), t1 - t0, t2 - t1, t2 - t0, c2 - c0,
+             bench::peak_rss_mib());
 }

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include <sys/resource.h>
+#include <time.h>
 
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
@@ -36,6 +37,12 @@ namespace {
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
 double peak_rss_mib() {
@@ -51,7 +58,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: peer_simgrid ring|a2a N\n");
     return 2;
   }
-  const double t0 = now_s();
+  const double t0 = now_s(), c0 = cpu_s();
   const wiresim::peer::Workload w = wiresim::peer::make(argv[1], std::atoi(argv[2]));
   int sg_argc = 1;
   sg4::Engine e(&sg_argc, argv);
@@ -130,9 +137,9 @@ int main(int argc, char** argv) {
   }
   const double t1 = now_s();
   e.run();
-  const double t2 = now_s();
-  std::printf("simgrid%s %s %d transfers %zu time_s %.9e build_s %.3f run_s %.3f wall_s %.3f peak_rss_MiB %.0f\n",
+  const double t2 = now_s(), c2 = cpu_s();
+  std::printf("simgrid%s %s %d transfers %zu time_s %.9e build_s %.4f run_s %.4f wall_s %.4f cpu_s %.4f peak_rss_MiB %.0f\n",
               mode == "dag" ? "-dag" : "", w.name.c_str(), w.gpus, w.transfers.size(), sg4::Engine::get_clock(), t1 - t0, t2 - t1, t2 - t0,
-              peak_rss_mib());
+              c2 - c0, peak_rss_mib());
   return 0;
 }
