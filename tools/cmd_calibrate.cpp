@@ -38,6 +38,7 @@ std::vector<FitGroup> load_groups(const FitArgs& args) {
   for (const std::string& file : args.files) {
     std::ifstream in(file);
     if (!in) throw sim::InputError(file, 0, 0, "cannot open the file");
+    if (std::filesystem::is_directory(file)) throw sim::InputError(file, 0, 0, "expected a file, got a folder");
     if (looks_like_probe_csv(in)) {
       auto g = groups_from_probe(read_probe_csv(file), file);
       groups.insert(groups.end(), g.begin(), g.end());
@@ -212,6 +213,8 @@ void add_calibrate_command(CLI::App& app, int* exit_code) {
   probe->prefix_command();
   probe->allow_extras();
   probe->callback([probe, exit_code] { *exit_code = run_probe(probe->remaining()); });
+
+  add_calibrate_compare(cmd, exit_code);
 }
 
 }  // namespace wiresim::tools

@@ -10,6 +10,8 @@ namespace wiresim::tools {
 void add_topo_command(CLI::App& app, int* exit_code);
 void add_coll_command(CLI::App& app, int* exit_code);
 void add_calibrate_command(CLI::App& app, int* exit_code);
+// `calibrate compare`, added to the calibrate subcommand by add_calibrate_command.
+void add_calibrate_compare(CLI::App* calibrate, int* exit_code);
 void add_validate_command(CLI::App& app, int* exit_code);
 void add_run_command(CLI::App& app, int* exit_code);
 void add_sweep_command(CLI::App& app, int* exit_code);
