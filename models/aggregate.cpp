@@ -10,13 +10,12 @@ PlanBuilder::Sent PlanBuilder::send_merged(int from, int to, sim::Bytes payload,
                                            std::initializer_list<sim::NodeId> deps, std::uint32_t flow,
                                            sim::LabelId label, sim::BytesPerSec cap) {
   if (merged <= 1) return send(from, to, payload, deps, flow, label, cap, reductions > 0);
-  // One send() carries the bytes and one step latency; a delay after its arrival adds the
-  // other merged - 1 latencies and the reductions of every merged piece.
-  const Sent sent = send(from, to, payload, deps, flow, label, cap, false);
+  // The merged send's arrival adds the other merged - 1 step latencies and the reductions
+  // of every merged piece.
   const sim::Bytes piece = payload / static_cast<double>(merged);
   const sim::Seconds extra = step_latency(from, to) * static_cast<double>(merged - 1) +
                              reduction_time(piece) * static_cast<double>(reductions);
-  return {sent.transfer, delay(extra, {sent.arrival}, label, to)};
+  return send(from, to, payload, deps, flow, label, cap, false, extra);
 }
 
 }  // namespace wiresim::models
