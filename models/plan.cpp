@@ -173,7 +173,8 @@ void PlanBuilder::depend(sim::NodeId before, sim::NodeId after) {
 
 PlanBuilder::Sent PlanBuilder::send(int from, int to, sim::Bytes payload,
                                     std::initializer_list<sim::NodeId> deps, std::uint32_t flow,
-                                    sim::LabelId label, sim::BytesPerSec cap, bool reduce) {
+                                    sim::LabelId label, sim::BytesPerSec cap, bool reduce,
+                                    sim::Seconds extra_arrival) {
   const auto route = machine_.route(gpu(from), gpu(to), flow);
   // Host memory moves wire bytes (LL's flags included): the SHM rate caps the wire.
   if (machine_.staged(gpu(from), gpu(to)))
@@ -185,7 +186,7 @@ PlanBuilder::Sent PlanBuilder::send(int from, int to, sim::Bytes payload,
                                                static_cast<std::uint32_t>(from),
                                                static_cast<std::uint32_t>(to));
   for (auto d : deps) depend(d, t);
-  sim::Seconds arrive = step_latency(from, to);
+  sim::Seconds arrive = step_latency(from, to) + extra_arrival;
   if (reduce) arrive += reduction_time(payload);
   const sim::NodeId a = plan_.dag.add_delay(arrive, label, static_cast<std::uint32_t>(to));
   plan_.dag.add_dependency(t, a);
