@@ -21,7 +21,7 @@ constexpr std::array<std::string_view, 10> kTopKeys{"name", "description", "topo
 constexpr std::array<std::string_view, 12> kModelKeys{"name",    "hidden",     "layers",    "heads",
                                                       "kv_heads", "ffn",       "dtype",     "experts",
                                                       "top_k",   "expert_ffn", "moe_every", "routing"};
-constexpr std::array<std::string_view, 4> kWorkloadKeys{"phase", "tokens", "batch", "context"};
+constexpr std::array<std::string_view, 5> kWorkloadKeys{"phase", "tokens", "batch", "context", "bytes"};
 constexpr std::array<std::string_view, 5> kLayoutKeys{"tp", "ep", "pp", "dp", "placement"};
 constexpr std::array<std::string_view, 3> kComputeKeys{"layer_time", "peak_flops", "memory_bandwidth"};
 constexpr std::array<std::string_view, 3> kRoutingKeys{"zipf", "loads", "uniform"};
@@ -232,8 +232,17 @@ Scenario load_scenario(const std::string& path, const std::map<std::string, std:
     s.workload.phase = Phase::decode;
     s.workload.batch = topo::as_count(topo::require(w, "batch", "workload"), "workload.batch", 1, 100'000'000);
     if (const Value* c = topo::find(w, "context")) s.workload.context = topo::as_count(*c, "workload.context", 1, 100'000'000);
+  } else if (phase == "load") {
+    s.workload.phase = Phase::load;
+    if (const Value* b = topo::find(w, "bytes")) {
+      try {
+        s.workload.bytes = sim::parse_size(topo::as_string(*b, "workload.bytes"));
+      } catch (const std::invalid_argument& e) {
+        topo::fail(*b, fmt::format("workload.bytes: {}", e.what()));
+      }
+    }
   } else {
-    topo::fail(*topo::find(w, "phase"), fmt::format("workload.phase: expected prefill or decode, got '{}'", phase));
+    topo::fail(*topo::find(w, "phase"), fmt::format("workload.phase: expected prefill, decode or load, got '{}'", phase));
   }
   s.layout = read_layout(topo::require(doc, "layout", ""), "layout");
   if (const Value* c = topo::find(doc, "compute")) {

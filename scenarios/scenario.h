@@ -36,13 +36,15 @@ struct ModelShape {
   std::string routing = "uniform";   // for output: "uniform", "zipf 1.2", "explicit"
 };
 
-enum class Phase { prefill, decode };
+// load: the weights copied from host memory to the GPUs (a model load).
+enum class Phase { prefill, decode, load };
 
 struct Workload {
   Phase phase = Phase::prefill;
   long tokens = 0;      // prefill: tokens per batch (per data-parallel replica)
   long batch = 0;       // decode: sequences per replica
   long context = 0;     // decode: context length (for the KV cache size)
+  sim::Bytes bytes;     // load: total bytes to load (0: the model's weights), split over the GPUs
 };
 
 enum class Placement { pack, spread, explicit_map };

@@ -10,6 +10,7 @@
 #include "models/alpha_beta.h"
 #include "models/plan.h"
 #include "models/tuner.h"
+#include "scenarios/sweep.h"
 #include "sim/input_error.h"
 
 namespace wiresim::scenarios {
@@ -235,6 +236,59 @@ std::vector<double> dispatch_matrix(const ModelShape& m, int ep, double per_rank
   return matrix;
 }
 
+// Model load: every GPU copies its share of the weights from the host memory of its own
+// socket, all at once; the step ends with the last copy.
+StepResult run_load(const Scenario& s, const topo::LinkGraph& graph, const models::Machine& machine,
+                    StepMethod method, StepResult result) {
+  const int n = s.layout.gpus();
+  const sim::Bytes total = s.workload.bytes.count() > 0.0 ? s.workload.bytes
+                                                           : weight_bytes_per_gpu(s.model, s.layout) * n;
+  const sim::Bytes share = total / static_cast<double>(n);
+  sim::TransferDag dag;
+  const auto label = dag.intern_label("weights host->gpu");
+  std::string note;
+  for (int r = 0; r < n; ++r) {
+    const auto gpu = graph.gpus()[result.gpu_of_rank[r]];
+    const auto& g = graph.device(gpu);
+    std::optional<topo::DeviceId> host;
+    for (topo::DeviceId d = 0; d < graph.device_count() && !host; ++d) {
+      const auto& dev = graph.device(d);
+      if (dev.kind == topo::DeviceKind::cpu && dev.node == g.node && (dev.socket == g.socket || g.socket < 0)) host = d;
+    }
+    if (!host) throw sim::InputError(fmt::format("load: {} has no host CPU in {}", g.name, graph.source));
+    const auto route = machine.route(*host, gpu);
+    if (method == StepMethod::simulate) {
+      dag.add_transfer(route, share, std::nullopt, sim::BytesPerSec::unlimited(), label,
+                       static_cast<std::uint32_t>(result.gpu_of_rank[r]));
+    } else {
+      double raw = INFINITY;
+      for (auto l : route) raw = std::min(raw, (method == StepMethod::naive ? graph.link(l).bandwidth
+                                                                            : machine.links()[l].capacity).count());
+      dag.add_delay(machine.wire_latency(route) + share / sim::BytesPerSec{raw}, label,
+                    static_cast<std::uint32_t>(result.gpu_of_rank[r]));
+      if (method == StepMethod::naive)
+        note = fmt::format("naive: each GPU's share over its host link's quoted {:.0f} GB/s per direction", raw / 1e9);
+    }
+  }
+  result.run = sim::run_dag(machine.links(), dag);
+  result.step = result.comm = result.exposed_comm = result.run.makespan;
+  auto& stats = result.by_collective["weight_load"];
+  stats.count = n;
+  stats.bytes = total;
+  stats.time = result.step;
+  stats.algorithm = "host copy";
+  for (sim::LinkId id = 0; id < result.run.links.size(); ++id)
+    if (result.run.links[id].carried.count() > 0.0) {
+      auto& tier = result.by_tier[std::string(topo::to_string(graph.link(id).tier))];
+      tier.bytes += result.run.links[id].carried;
+      tier.busy += result.run.links[id].busy;
+    }
+  result.per_token_latency = result.step;
+  result.note = note;
+  result.dag = std::move(dag);
+  return result;
+}
+
 }  // namespace
 
 std::vector<int> place_ranks(const Layout& layout, const topo::LinkGraph& graph) {
@@ -266,11 +320,12 @@ StepResult run_step(const Scenario& s, const topo::LinkGraph& graph, const model
   if (auto why = layout_problem(s.model, s.layout, gpus))
     throw sim::InputError(s.file, 0, 0, fmt::format("layout: {} (topology {})", *why, graph.source));
   const models::Machine machine(graph, params);
+  StepResult result;
+  result.gpu_of_rank = place_ranks(s.layout, graph);
+  if (s.workload.phase == Phase::load) return run_load(s, graph, machine, method, std::move(result));
   StepBuilder b(machine, method, s);
   const Layout& l = s.layout;
   const ModelShape& m = s.model;
-  StepResult result;
-  result.gpu_of_rank = place_ranks(l, graph);
   const auto gpu = [&](int d, int p, int t) { return result.gpu_of_rank[(d * l.pp + p) * l.tp + t]; };
   const double tokens = s.workload.phase == Phase::prefill ? static_cast<double>(s.workload.tokens)
                                                            : static_cast<double>(s.workload.batch);

@@ -47,7 +47,9 @@ nlohmann::ordered_json to_json(const scenarios::Scenario& s, const std::string& 
   out["topology"] = topo;
   out["method"] = method;
   out["model"] = s.model.name;
-  out["phase"] = s.workload.phase == scenarios::Phase::prefill ? "prefill" : "decode";
+  out["phase"] = s.workload.phase == scenarios::Phase::prefill  ? "prefill"
+                 : s.workload.phase == scenarios::Phase::decode ? "decode"
+                                                                : "load";
   out["layout"] = {{"tp", s.layout.tp}, {"ep", s.layout.ep}, {"pp", s.layout.pp}, {"dp", s.layout.dp},
                    {"gpus", s.layout.gpus()}};
   out["step_time_ms"] = r.step.ms();
@@ -78,9 +80,11 @@ void print_table(const scenarios::Scenario& s, const std::string& topo, const st
              m.experts ? fmt::format(", {} experts top-{} ({} routing)", m.experts, m.top_k, m.routing) : "");
   if (s.workload.phase == scenarios::Phase::prefill)
     fmt::print("# prefill of {} tokens per replica; layout {}\n", s.workload.tokens, layout_text(s.layout));
-  else
+  else if (s.workload.phase == scenarios::Phase::decode)
     fmt::print("# decode of {} sequences per replica (context {}); layout {}\n", s.workload.batch, s.workload.context,
                layout_text(s.layout));
+  else
+    fmt::print("# load of the weights from host memory; layout {}\n", layout_text(s.layout));
   fmt::print("{:<24} {:>12.3f} ms\n", "step time", r.step.ms());
   fmt::print("{:<24} {:>12.3f} ms   (exposed {:.3f} ms)\n", "communication", r.comm.ms(), r.exposed_comm.ms());
   fmt::print("{:<24} {:>12.3f} ms\n", "compute", r.compute.ms());
