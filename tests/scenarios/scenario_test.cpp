@@ -134,7 +134,7 @@ TEST_CASE("bad scenarios are refused with file, line and what would be valid") {
   expect_error("layers.yaml", topo + kModel + "workload: {phase: prefill, tokens: 4}\nlayout: {pp: 3}\n", 4,
                "does not divide the 80 layers");
   expect_error("phase.yaml", topo + kModel + "workload: {phase: training, tokens: 4}\nlayout: {tp: 8}\n", 3,
-               "prefill or decode");
+               "prefill, decode or load");
   expect_error("modelkey.yaml", topo + "model: {hidden: 8, layers: 1, heads: 1, colour: red}\n"
                                        "workload: {phase: prefill, tokens: 4}\nlayout: {tp: 1}\n", 2, "colour");
   expect_error("experts.yaml", topo + "model: {hidden: 8, layers: 2, heads: 2, experts: 6, top_k: 2}\n"
