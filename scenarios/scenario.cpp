@@ -21,7 +21,8 @@ constexpr std::array<std::string_view, 10> kTopKeys{"name", "description", "topo
 constexpr std::array<std::string_view, 12> kModelKeys{"name",    "hidden",     "layers",    "heads",
                                                       "kv_heads", "ffn",       "dtype",     "experts",
                                                       "top_k",   "expert_ffn", "moe_every", "routing"};
-constexpr std::array<std::string_view, 5> kWorkloadKeys{"phase", "tokens", "batch", "context", "bytes"};
+constexpr std::array<std::string_view, 6> kWorkloadKeys{"phase", "tokens", "batch", "context", "bytes", "disaggregation"};
+constexpr std::array<std::string_view, 2> kDisaggregationKeys{"decode_offset", "kv_transfer"};
 constexpr std::array<std::string_view, 5> kLayoutKeys{"tp", "ep", "pp", "dp", "placement"};
 constexpr std::array<std::string_view, 3> kComputeKeys{"layer_time", "peak_flops", "memory_bandwidth"};
 constexpr std::array<std::string_view, 3> kRoutingKeys{"zipf", "loads", "uniform"};
@@ -244,7 +245,25 @@ Scenario load_scenario(const std::string& path, const std::map<std::string, std:
   } else {
     topo::fail(*topo::find(w, "phase"), fmt::format("workload.phase: expected prefill, decode or load, got '{}'", phase));
   }
+  if (const Value* dis = topo::find(w, "disaggregation")) {
+    if (s.workload.phase != Phase::prefill)
+      topo::fail(*dis, "workload.disaggregation: applies to a prefill (which ships its KV cache to the decode GPUs)");
+    topo::require_map(*dis, "workload.disaggregation");
+    topo::check_keys(*dis, kDisaggregationKeys, "workload.disaggregation");
+    s.workload.decode_offset = static_cast<int>(topo::as_count(topo::require(*dis, "decode_offset", "workload.disaggregation"),
+                                                               "workload.disaggregation.decode_offset", 1, 10'000'000));
+    if (const Value* kv = topo::find(*dis, "kv_transfer")) {
+      const std::string t = topo::as_string(*kv, "workload.disaggregation.kv_transfer");
+      if (t == "layer") s.workload.kv_layer_by_layer = true;
+      else if (t == "all") s.workload.kv_layer_by_layer = false;
+      else topo::fail(*kv, fmt::format("workload.disaggregation.kv_transfer: expected layer or all, got '{}'", t));
+    }
+  }
   s.layout = read_layout(topo::require(doc, "layout", ""), "layout");
+  if (s.workload.decode_offset > 0 && s.workload.decode_offset < s.layout.gpus())
+    topo::fail(*topo::find(*topo::find(w, "disaggregation"), "decode_offset"),
+               fmt::format("workload.disaggregation.decode_offset: the decode GPUs would overlap the {} prefill GPUs; "
+                           "expected at least {}", s.layout.gpus(), s.layout.gpus()));
   if (const Value* c = topo::find(doc, "compute")) {
     topo::require_map(*c, "compute");
     topo::check_keys(*c, kComputeKeys, "compute");

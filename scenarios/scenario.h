@@ -45,6 +45,11 @@ struct Workload {
   long batch = 0;       // decode: sequences per replica
   long context = 0;     // decode: context length (for the KV cache size)
   sim::Bytes bytes;     // load: total bytes to load (0: the model's weights), split over the GPUs
+  // Prefill/decode disaggregation: the decode group is the same layout shifted by
+  // decode_offset GPUs; the prefill ships its KV cache there, layer by layer (overlapping
+  // the rest of the prefill) or all at once at the end. 0: no disaggregation.
+  int decode_offset = 0;
+  bool kv_layer_by_layer = true;
 };
 
 enum class Placement { pack, spread, explicit_map };

@@ -85,7 +85,9 @@ class StepBuilder {
   }
 
   // One point-to-point send (a pipeline-stage handover).
-  NodeId send(int from, int to, sim::Bytes bytes, NodeId after) { return collective_p2p(from, to, bytes, after); }
+  NodeId send(int from, int to, sim::Bytes bytes, NodeId after, const std::string& kind = "pp_send_recv") {
+    return collective_p2p(from, to, bytes, after, kind);
+  }
 
   // A handover of several sends counts once, from its first send to its last arrival.
   void record(const std::string& kind, int replica, NodeId first, NodeId done) {
@@ -122,7 +124,7 @@ class StepBuilder {
     return cache_.emplace(key, std::move(part)).first->second;
   }
 
-  NodeId collective_p2p(int from, int to, sim::Bytes bytes, NodeId after) {
+  NodeId collective_p2p(int from, int to, sim::Bytes bytes, NodeId after, const std::string& kind) {
     const auto& gpus = machine_.graph().gpus();
     const auto route = machine_.route(gpus[from], gpus[to]);
     const auto cls = machine_.tier_class(route);
@@ -130,7 +132,7 @@ class StepBuilder {
     NodeId t;
     if (method_ == StepMethod::simulate) {
       t = dag_.add_transfer(route, bytes, std::max(step, machine_.wire_latency(route)), sim::BytesPerSec::unlimited(),
-                            dag_.intern_label("pp activation send"), static_cast<std::uint32_t>(from),
+                            dag_.intern_label(kind), static_cast<std::uint32_t>(from),
                             static_cast<std::uint32_t>(to));
     } else {
       models::Problem p;
@@ -138,10 +140,10 @@ class StepBuilder {
       p.ranks = {gpus[from], gpus[to]};
       const sim::Seconds d = method_ == StepMethod::naive ? naive_time_of(bytes, p.ranks)
                                                           : step + bytes / machine_.rate(route);
-      t = dag_.add_delay(d, dag_.intern_label("pp activation send"), static_cast<std::uint32_t>(from));
+      t = dag_.add_delay(d, dag_.intern_label(kind), static_cast<std::uint32_t>(from));
     }
     if (after != kNone) dag_.add_dependency(after, t);
-    auto& stats = by_collective_["pp_send_recv"];
+    auto& stats = by_collective_[kind];
     ++stats.count;
     stats.bytes += bytes;
     stats.algorithm = "send/recv";
@@ -332,6 +334,16 @@ StepResult run_step(const Scenario& s, const topo::LinkGraph& graph, const model
   const sim::Bytes activations{tokens * m.hidden * m.dtype_bytes};
   const LayerCompute lc = layer_compute(s, tokens);
   const int layers_per_stage = m.layers / l.pp;
+  // KV cache of one layer on one TP rank: K and V for every token, kv_heads / tp heads.
+  const sim::Bytes kv_layer{tokens * 2.0 * m.hidden * m.kv_heads / m.heads * m.dtype_bytes / l.tp};
+  const int kv_target = s.workload.decode_offset > 0 ? s.workload.decode_offset : -1;
+  if (kv_target >= 0 && kv_target + l.gpus() > static_cast<int>(graph.gpus().size()))
+    throw sim::InputError(s.file, 0, 0,
+                          fmt::format("workload.disaggregation: the decode GPUs {}..{} are beyond the {} GPUs of {}",
+                                      kv_target, kv_target + l.gpus() - 1, graph.gpus().size(), graph.source));
+  if (kv_target >= 0 && l.placement != Placement::pack)
+    throw sim::InputError(s.file, 0, 0, "workload.disaggregation: needs placement pack (decode GPUs are shifted ranks)");
+  std::vector<NodeId> kv_sent;
   std::vector<NodeId> ready(l.dp, kNone);
   sim::Seconds compute_path{0.0};
   for (int p = 0; p < l.pp; ++p) {
@@ -341,6 +353,9 @@ StepResult run_step(const Scenario& s, const topo::LinkGraph& graph, const model
       for (int d = 0; d < l.dp; ++d) {
         for (int t = 0; t < l.tp; ++t) tp_group[t] = gpu(d, p, t);
         ready[d] = b.compute(lc.attention, {ready[d]}, tp_group[0]);
+        // Disaggregation, layer by layer: this layer's K and V leave once attention made them.
+        if (kv_target >= 0 && s.workload.kv_layer_by_layer)
+          for (int t = 0; t < l.tp; ++t) kv_sent.push_back(b.send(tp_group[t], tp_group[t] + kv_target, kv_layer, ready[d], "kv_transfer"));
         if (l.tp > 1) ready[d] = b.collective("tp_all_reduce", d, models::Collective::all_reduce, activations, tp_group, {ready[d]});
       }
       compute_path += lc.attention;
@@ -393,6 +408,19 @@ StepResult run_step(const Scenario& s, const topo::LinkGraph& graph, const model
         b.record("pp_send_recv", d, first, handed);
         ready[d] = handed;
       }
+  }
+  if (kv_target >= 0) {
+    const NodeId first = kv_sent.empty() ? kNone : kv_sent.front();
+    if (!s.workload.kv_layer_by_layer)
+      for (int d = 0; d < l.dp; ++d)
+        for (int p = 0; p < l.pp; ++p)
+          for (int t = 0; t < l.tp; ++t)
+            kv_sent.push_back(
+                b.send(gpu(d, p, t), gpu(d, p, t) + kv_target, kv_layer * layers_per_stage, ready[d], "kv_transfer"));
+    const NodeId shipped = b.compute(sim::Seconds{0.0}, {}, gpu(0, 0, 0));
+    for (NodeId n : kv_sent) b.dag().add_dependency(n, shipped);
+    b.record("kv_transfer", 0, first == kNone ? kv_sent.front() : first, shipped);
+    b.by_collective()["kv_transfer"].algorithm = s.workload.kv_layer_by_layer ? "per layer" : "all at once";
   }
   sim::RunResult run = sim::run_dag(machine.links(), b.dag());
   result.step = run.makespan;

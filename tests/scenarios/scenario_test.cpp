@@ -162,3 +162,17 @@ TEST_CASE("model load: 140 GB over PCIe 5 vs NVLink-C2C") {
   CHECK(pcie.by_tier.count("pcie") == 1);
   CHECK(c2c.by_tier.count("c2c") == 1);
 }
+
+TEST_CASE("disaggregation: shipping the KV cache layer by layer hides it behind the prefill") {
+  const StepResult layer = run_file("llama70b-disagg-layer.yaml");
+  const StepResult all = run_file("llama70b-disagg-all.yaml");
+  // 4096 tokens x 80 layers x 2 (K, V) x 1024 (8 of 64 heads of 8192) x 2 B = 1.34 GB, 8 ranks.
+  CHECK(layer.by_collective.at("kv_transfer").bytes.count() == doctest::Approx(4096.0 * 80 * 2 * 1024 * 2));
+  CHECK(layer.by_collective.at("kv_transfer").count == 80 * 8);
+  CHECK(all.by_collective.at("kv_transfer").count == 8);
+  // At the end the whole cache crosses NDR at once (~3.5 ms); layer by layer only the last
+  // layer's share is left when the prefill ends.
+  CHECK(layer.step < all.step);
+  CHECK(all.step.count() - layer.step.count() > 2e-3);
+  CHECK(layer.exposed_comm.count() == doctest::Approx(layer.step.count() - layer.compute.count()));
+}
