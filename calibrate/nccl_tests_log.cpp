@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <string_view>
@@ -318,6 +319,7 @@ NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& source) {
 NcclTestsLog read_nccl_tests_log(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw sim::InputError(path, 0, 0, "cannot open the file");
+  if (std::filesystem::is_directory(path)) throw sim::InputError(path, 0, 0, "expected a file, got a folder");
   return parse_nccl_tests_log(in, path);
 }
 

@@ -38,6 +38,7 @@ CLI::App* add_view(CLI::App& topo, const std::shared_ptr<TopoArgs>& args, const 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw sim::InputError(path, 0, 0, "cannot read the file");
+  if (std::filesystem::is_directory(path)) throw sim::InputError(path, 0, 0, "expected a file, got a folder");
   std::stringstream s;
   s << in.rdbuf();
   return s.str();

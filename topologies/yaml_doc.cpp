@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include "sim/input_error.h"
@@ -22,11 +23,18 @@ Position position(const std::shared_ptr<const std::string>& file, const YAML::Ma
   return {file, mark.line + 1, mark.column + 1};
 }
 
+// Aliases let a small text name the same node many times ("billion laughs"); the copy made
+// here would grow exponentially, so it stops at a number of values no topology needs.
+constexpr long kMaxValues = 1'000'000;
+
 Value convert(const YAML::Node& node, const std::shared_ptr<const std::string>& file,
-              const Position& fallback) {
+              const Position& fallback, long& budget) {
   Value v;
   v.at = position(file, node.Mark());
   if (v.at.line == 0) v.at = fallback;
+  if (--budget < 0)
+    fail(v.at, fmt::format("the document expands to more than {} values (YAML aliases repeat "
+                           "what they name); expected a topology of plain values", kMaxValues));
   switch (node.Type()) {
     case YAML::NodeType::Scalar:
       v.kind = Value::Kind::scalar;
@@ -34,7 +42,7 @@ Value convert(const YAML::Node& node, const std::shared_ptr<const std::string>& 
       break;
     case YAML::NodeType::Sequence:
       v.kind = Value::Kind::sequence;
-      for (const auto& item : node) v.items.push_back(convert(item, file, v.at));
+      for (const auto& item : node) v.items.push_back(convert(item, file, v.at, budget));
       break;
     case YAML::NodeType::Map:
       v.kind = Value::Kind::map;
@@ -47,7 +55,7 @@ Value convert(const YAML::Node& node, const std::shared_ptr<const std::string>& 
           if (seen.key == e.key)
             fail(e.key_at, fmt::format("duplicate key '{}' (first at line {})", e.key,
                                        seen.key_at.line));
-        e.value = convert(kv.second, file, e.key_at);
+        e.value = convert(kv.second, file, e.key_at, budget);
         v.entries.push_back(std::move(e));
       }
       break;
@@ -62,10 +70,13 @@ Value parse(const std::string& text, const std::string& file_name) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {  // its message says "bad file"
+    fail(position(file, e.mark), fmt::format("not valid YAML: nested deeper than {} levels", e.depth()));
   } catch (const YAML::Exception& e) {
     fail(position(file, e.mark), fmt::format("not valid YAML: {}", e.msg));
   }
-  Value v = convert(root, file, Position{file, 1, 1});
+  long budget = kMaxValues;
+  Value v = convert(root, file, Position{file, 1, 1}, budget);
   if (v.kind != Value::Kind::map)
     fail(v.at, "expected a YAML mapping of keys (name:, node:, ...) at the top of the file");
   return v;
@@ -104,6 +115,10 @@ Value read_with_includes(const fs::path& path, std::vector<fs::path>& stack,
                                   "at most once along a chain", chain, canonical.filename().string()));
   }
   std::ifstream in(path);
+  if (fs::is_directory(path)) {
+    if (included_at.file) fail(included_at, fmt::format("included '{}' is a folder, not a file", path.string()));
+    throw sim::InputError(path.string(), 0, 0, "expected a file, got a folder");
+  }
   if (!in) {
     if (included_at.file) fail(included_at, fmt::format("cannot read included file '{}'", path.string()));
     throw sim::InputError(path.string(), 0, 0, "cannot read the file");

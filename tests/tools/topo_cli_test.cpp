@@ -2,59 +2,16 @@
 // line naming file:line:column.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
+
+#include "tests/tools/run_binary.h"
 
 namespace {
 
-namespace fs = std::filesystem;
-
-struct Run {
-  int exit_code;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-fs::path scratch() {
-  const fs::path dir = fs::temp_directory_path() / ("wiresim_topo_cli_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
-}
-
-Run wiresim(const std::string& args) {
-  const fs::path dir = scratch();
-  const std::string cmd = std::string("cd " WIRESIM_SOURCE_DIR " && " WIRESIM_BINARY " ") + args +
-                          " >" + (dir / "out").string() + " 2>" + (dir / "err").string();
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"), slurp(dir / "err")};
-}
-
-int lines(const std::string& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
-
-void expect_one_line_error(const Run& r, const std::string& where, const std::string& says) {
-  CAPTURE(r.err);
-  CHECK(r.exit_code == 2);
-  CHECK(r.out.empty());
-  CHECK(lines(r.err) == 1);
-  CHECK(r.err.find(where) != std::string::npos);
-  CHECK(r.err.find(says) != std::string::npos);
-}
+using wiresim_test::expect_one_line_error;
+using wiresim_test::Run;
+using wiresim_test::scratch;
+using wiresim_test::wiresim;
 
 }  // namespace
 
