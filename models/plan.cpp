@@ -110,6 +110,7 @@ Plan expand(const Machine& machine, const Problem& problem, const Choice& choice
     throw sim::InputError(fmt::format("--algo {}: {}", to_string(choice.algorithm), *reason));
   if (choice.channels < 1 || choice.channels > 64)
     throw sim::InputError(fmt::format("channels must be 1..64, got {}", choice.channels));
+  check_plan_limits(machine, problem, choice);
   Plan plan;
   PlanBuilder b(machine, problem, choice, plan);
   switch (choice.algorithm) {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/alpha_beta.h"
+#include "models/limits.h"
 #include "models/machine.h"
 #include "models/run.h"
 #include "models/tuner.h"
@@ -47,6 +48,8 @@ struct CollOptions {
   std::string params;
   std::string p2p = "on";
   bool explain = false;
+  std::string max_memory = "8GiB";
+  std::string max_events = "2e9";
 };
 
 sim::Bytes size_arg(const std::string& text) {
@@ -267,6 +270,7 @@ int run_coll(const CollOptions& o) {
   models::Problem problem;
   problem.op = *op;
   problem.root = o.root;
+  problem.limits = {models::parse_max_memory(o.max_memory), models::parse_max_events(o.max_events)};
   const auto& gpus = graph.gpus();
   const int n = o.gpus == 0 ? static_cast<int>(gpus.size()) : o.gpus;
   if (n < 2 || n > static_cast<int>(gpus.size()))
@@ -328,6 +332,8 @@ void add_coll_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--params", o->params, "model parameter file replacing the built-in models/params.yaml");
   cmd->add_option("--p2p", o->p2p, "on (default) or off: NCCL_P2P_DISABLE=1, GPUs exchange through host memory (SHM)");
   cmd->add_flag("--explain", o->explain, "print the tuner's candidates per size and the transport per rank pair");
+  cmd->add_option("--max-memory", o->max_memory, "refuse a simulation estimated to need more memory (default 8GiB)");
+  cmd->add_option("--max-events", o->max_events, "refuse a simulation estimated to take more events (default 2e9)");
   cmd->callback([o, exit_code] { *exit_code = run_coll(*o); });
 }
 
