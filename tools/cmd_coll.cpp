@@ -2,6 +2,7 @@
 // nccl-tests (table), or as the CSV/JSON contract of shared/DESIGN.md.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -22,6 +23,7 @@
 #include "sim/units.h"
 #include "tools/coll_common.h"
 #include "tools/commands.h"
+#include "tools/machine_input.h"
 #include "topologies/builder.h"
 
 namespace wiresim::tools {
@@ -46,6 +48,8 @@ struct CollOptions {
   std::string tuner = "nccl";
   std::string trace;
   std::string params;
+  std::string overlay;
+  std::string matrix;
   std::string p2p = "on";
   bool explain = false;
   std::string max_memory = "8GiB";
@@ -234,6 +238,42 @@ void write_trace(const std::string& path, const models::Machine& machine, const 
   sim::write_chrome_trace(file, detail.plan.dag, detail.run, options);
 }
 
+// An all_to_all traffic matrix: n lines of n sizes with units ("1MiB"), the bytes rank i
+// sends rank j on line i, column j; '#' starts a comment. The diagonal is ignored.
+std::vector<double> read_matrix(const std::string& path, int n) {
+  if (std::filesystem::is_directory(path)) throw InputError(path, 0, 0, "expected a file, got a folder");
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, 0, "cannot open the traffic matrix");
+  std::vector<double> m;
+  std::string line;
+  int row = 0;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (row == n) throw InputError(path, number, 1, fmt::format("expected {} rows (one per rank), found more", n));
+    int column = 0;
+    std::size_t start = 0;
+    while (start <= line.size()) {
+      const std::size_t end = std::min(line.find(',', start), line.size());
+      const std::string cell = line.substr(start, end - start);
+      if (column == n)
+        throw InputError(path, number, static_cast<int>(start) + 1, fmt::format("expected {} columns, found more", n));
+      try {
+        m.push_back(sim::parse_size(cell).count());
+      } catch (const std::invalid_argument& e) {
+        throw InputError(path, number, static_cast<int>(start) + 1, e.what());
+      }
+      ++column;
+      start = end + 1;
+    }
+    if (column != n) throw InputError(path, number, 1, fmt::format("expected {} columns, found {}", n, column));
+    ++row;
+  }
+  if (row != n) throw InputError(path, row + 1, 1, fmt::format("expected {} rows (one per rank), found {}", n, row));
+  for (int i = 0; i < n; ++i) m[static_cast<std::size_t>(i) * n + i] = 0.0;
+  return m;
+}
+
 int run_coll(const CollOptions& o) {
   const auto op = models::parse_collective(o.op);
   if (!op)
@@ -263,9 +303,10 @@ int run_coll(const CollOptions& o) {
   }
   if (o.aggregate < 1) throw InputError(fmt::format("--aggregate: expected 1 or more, got {}", o.aggregate));
   const int element = dtype_size(o.dtype);
-  const auto sizes = parse_sizes(o.sizes);
-  const topo::LinkGraph graph = topo::load_topology(o.topo, topo::parse_overrides(o.settings));
-  const models::Params params = o.params.empty() ? models::default_params() : models::load_params(o.params);
+  auto sizes = parse_sizes(o.sizes);
+  const MachineInput input = load_machine_input(o.topo, topo::parse_overrides(o.settings), o.overlay, o.params);
+  const topo::LinkGraph& graph = input.graph;
+  models::Params params = input.params;
   const models::Machine machine(graph, params, parse_p2p(o.p2p));
   models::Problem problem;
   problem.op = *op;
@@ -280,6 +321,18 @@ int run_coll(const CollOptions& o) {
   const auto method = o.model == "analytic" ? models::Method::analytic : models::Method::simulate;
   std::vector<Row> rows;
   models::Detail detail;
+  if (!o.matrix.empty()) {
+    if (*op != models::Collective::all_to_all) throw InputError("--matrix: a traffic matrix applies to all_to_all only");
+    problem.matrix = read_matrix(o.matrix, n);
+    // The nccl-tests size of a skewed exchange: the busiest rank's send buffer.
+    double busiest = 0.0;
+    for (int i = 0; i < n; ++i) {
+      double row_bytes = 0.0;
+      for (int j = 0; j < n; ++j) row_bytes += problem.matrix[static_cast<std::size_t>(i) * n + j];
+      busiest = std::max(busiest, row_bytes);
+    }
+    sizes = {sim::Bytes{std::ceil(busiest / (static_cast<double>(element) * n)) * element * n}};
+  }
   for (const auto& requested : sizes) {
     Row row;
     row.size = nccl_tests_size(*op, requested, element, n);
@@ -330,6 +383,8 @@ void add_coll_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--tuner", o->tuner, "candidate set for --algo auto: nccl (default) or all");
   cmd->add_option("--trace", o->trace, "write a Chrome/Perfetto trace of the largest size to this file");
   cmd->add_option("--params", o->params, "model parameter file replacing the built-in models/params.yaml");
+  cmd->add_option("--matrix", o->matrix, "all_to_all traffic matrix: n lines of n sizes (bytes rank i sends rank j)");
+  cmd->add_option("--overlay", o->overlay, "calibration overlay (from `wiresim calibrate fit -o`) laid over the topology");
   cmd->add_option("--p2p", o->p2p, "on (default) or off: NCCL_P2P_DISABLE=1, GPUs exchange through host memory (SHM)");
   cmd->add_flag("--explain", o->explain, "print the tuner's candidates per size and the transport per rank pair");
   cmd->add_option("--max-memory", o->max_memory, "refuse a simulation estimated to need more memory (default 8GiB)");
