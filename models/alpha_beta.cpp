@@ -135,10 +135,9 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
                               hops, loops, sim::format_size(chunk));
         break;
       }
-      const int rings = ring_instances(machine, problem, choice.channels);
+      const auto orders = ring_orders(machine, problem, choice.channels);
+      const int rings = static_cast<int>(orders.size());
       const int per_ring = std::max(1, choice.channels / rings);
-      std::vector<std::vector<int>> orders;
-      for (int r = 0; r < rings; ++r) orders.push_back(ring_order(by_node, r, rings));
       const sim::Bytes block = size / (static_cast<double>(n) * rings);
       const sim::Bytes chunk = ring_chunk(machine, choice, problem.op, per_ring);
       t += ring_time(b, problem.op, orders, block, chunk, b.protocol_cap() / rings);
@@ -259,8 +258,14 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
           if (parent[r] >= 0) {
             edges.push_back({r, parent[r], static_cast<std::uint32_t>(which * n + r)});
             edges.push_back({parent[r], r, static_cast<std::uint32_t>(which * n + n + r)});
-            step = std::max(step, b.step_latency(r, parent[r]).count());
           }
+        // Step latencies along the slowest leaf-to-root path (NVLink hops inside nodes,
+        // network hops between them), not depth x the slowest hop.
+        for (int r = 0; r < n; ++r) {
+          double path = 0.0;
+          for (int x = r; parent[x] >= 0; x = parent[x]) path += b.step_latency(x, parent[x]).count();
+          step = std::max(step, path);
+        }
       }
       // Filling and draining the pipeline (2D chunk-hops) runs at the full link rate; in the
       // steady state each GPU sends up and down at once and the two share its links.
@@ -270,9 +275,10 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
       for (const auto& e : edges) full = std::min(full, shared_rates(b, {e}, cap).front());
       const double rate = *std::min_element(shared.begin(), shared.end());
       const sim::Bytes c = loops > 1 ? chunk : share;
-      t += 2.0 * depth * (step + c.count() / full) + (loops - 1.0) * c.count() / rate +
+      t += 2.0 * (step + depth * c.count() / full) + (loops - 1.0) * c.count() / rate +
            depth * b.reduction_time(c).count();
-      formula = fmt::format("base + 2D x (step + chunk/rate) + (L - 1) x chunk/shared rate, D = {}, L = {}", depth, loops);
+      formula = fmt::format("base + 2 x (path steps + D x chunk/rate) + (L - 1) x chunk/shared rate, D = {}, L = {}",
+                            depth, loops);
       break;
     }
     case Algorithm::hierarchical: {
@@ -295,7 +301,53 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
       formula = "base + ring reduce-scatter (node) + ring all_reduce (rails) + ring all-gather (node)";
       break;
     }
-    case Algorithm::nvls_tree: break;  // refused by why_not
+    case Algorithm::nvls_tree: {
+      // Pipeline of L loops: the first fills every stage (reduce-scatter, D hops up, D down,
+      // all-gather); then one loop per period, the slower of the NVLink side (g + 1 parts
+      // each way per GPU) and the network side (every tree edge moving half a part at once).
+      const int g = static_cast<int>(by_node.front().size());
+      const int nodes = static_cast<int>(by_node.size());
+      const sim::Bytes loop_bytes = machine.params().nvls_chunk * static_cast<double>(machine.arch().nvls_channels);
+      const int loops = loops_for(size, loop_bytes);
+      const double eff = b.protocol().payload * machine.arch().nvls_efficiency;
+      double bw = INFINITY, wire = 0.0;
+      for (auto gpu : problem.ranks) {
+        const auto port = *machine.nvls_port(gpu);
+        bw = std::min({bw, machine.links()[port.up].capacity.count(), machine.links()[port.down].capacity.count()});
+        wire = std::max(wire, (machine.links()[port.up].latency + machine.links()[port.down].latency).count());
+      }
+      const double part = std::min(size.count(), loop_bytes.count()) / g;
+      std::vector<Edge> edges;
+      int depth = 0;
+      double hop = 0.0;
+      for (int j = 0; j < g; ++j) {
+        std::vector<std::vector<int>> members;
+        for (int q = 0; q < nodes; ++q) members.push_back({by_node[q][j]});
+        for (int w = 0; w < 2; ++w) {
+          const TreeShape tree = build_tree(members, w, n);
+          for (int r = 0; r < n; ++r) {
+            depth = std::max(depth, tree.depth[r]);
+            if (tree.parent[r] < 0) continue;
+            edges.push_back({r, tree.parent[r], static_cast<std::uint32_t>(w * n + r)});
+            edges.push_back({tree.parent[r], r, static_cast<std::uint32_t>(w * n + n + r)});
+            hop = std::max(hop, b.step_latency(r, tree.parent[r]).count());
+          }
+        }
+      }
+      const auto shared = shared_rates(b, edges, sim::BytesPerSec::unlimited());
+      const double net_rate = *std::min_element(shared.begin(), shared.end());
+      double full = INFINITY;
+      for (const auto& e : edges) full = std::min(full, shared_rates(b, {e}, sim::BytesPerSec::unlimited()).front());
+      const double half = part / 2.0;
+      const double fill = 2.0 * (g * part / (eff * bw) + wire) + b.reduction_time(sim::Bytes{part}).count() +
+                          depth * (2.0 * (half / full + hop) + b.reduction_time(sim::Bytes{half}).count());
+      const double period = std::max((g + 1.0) * part / (eff * bw), half / net_rate);
+      t += fill + (loops - 1.0) * period;
+      formula = fmt::format("base + fill(2 x (g part/(eff B) + wire) + 2D x (part/2 / rate + step)) + (L - 1) x "
+                            "max((g+1) part/(eff B), part/2 / net rate), g = {}, D = {}, L = {}",
+                            g, depth, loops);
+      break;
+    }
   }
   return {sim::Seconds{t}, formula};
 }

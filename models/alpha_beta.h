@@ -9,11 +9,13 @@
 //   direct all_to_all: base + (n−1)·S/(n·r) + λ;  pairwise: Σ over n−1 steps of S/(n·r) + λ
 //   send_recv: base + S/r + λ
 //   nvls: base + 2λ + ((n+1)·L + n − 1)·w/B + (L−1)·λ·(n−1)/n (all_reduce; w: one part per loop)
-//   tree: base + 2D·(λ + c/r) + (L − 1)·c/r_shared  (D = depth; up and down share links)
+//   tree: base + 2·(Σλ + D·c/r) + (L − 1)·c/r_shared  (D = depth, Σλ the slowest path's steps)
+//   nvls_tree: base + fill + (L − 1)·max((g+1)·w/(eff·B), (w/2)/r_net)  (w: one part per loop;
+//       fill: reduce-scatter, D hops up and down, all-gather of the first loop)
 //   hierarchical: the sum of its three ring stages.
 // With no contention beyond that, the event-driven simulation agrees with ring, chain,
 // direct, pairwise, send_recv and single-phase nvls exactly (tests check 0.1%); nvls
-// all_reduce (2%), tree (6%) and hierarchical overlap phases that the formula adds up.
+// all_reduce (2%), tree (6%), nvls_tree and hierarchical overlap phases that the formula adds up.
 //
 //   Estimate e = estimate(machine, problem, Choice{Algorithm::ring, Protocol::simple, 16});
 //   fmt::print("{} = {}\n", e.formula, sim::format_time(e.time));

@@ -76,4 +76,11 @@ std::optional<Machine::SwitchPort> Machine::nvls_port(topo::DeviceId gpu) const 
   return std::nullopt;
 }
 
+const std::vector<std::vector<int>>& Machine::mesh_rings(const std::vector<topo::DeviceId>& gpus) const {
+  std::lock_guard<std::mutex> lock(mesh_cache_->mutex);
+  auto it = mesh_cache_->rings.find(gpus);
+  if (it == mesh_cache_->rings.end()) it = mesh_cache_->rings.emplace(gpus, search_mesh_rings(*this, gpus)).first;
+  return it->second;
+}
+
 }  // namespace wiresim::models

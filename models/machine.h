@@ -13,6 +13,9 @@
 //   sim::BytesPerSec r = m.rate(links);        // bottleneck, after efficiency
 #pragma once
 
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -52,6 +55,10 @@ class Machine {
     sim::LinkId down;   // switch -> gpu
   };
   std::optional<SwitchPort> nvls_port(topo::DeviceId gpu) const;
+  // Directed Hamiltonian cycles over direct NVLink-class links among `gpus` (one node), as
+  // link-disjoint as the links allow, in local indices; empty where the GPUs are not joined
+  // by such links (a switch, PCIe) or P2P is off. Searched once per GPU set (mesh_rings.cpp).
+  const std::vector<std::vector<int>>& mesh_rings(const std::vector<topo::DeviceId>& gpus) const;
 
  private:
   const topo::LinkGraph& graph_;
@@ -62,6 +69,14 @@ class Machine {
   bool p2p_ = true;
   std::optional<topo::DeviceId> cpu_of(topo::DeviceId gpu) const;
   mutable std::unordered_map<std::uint64_t, std::vector<sim::LinkId>> staged_routes_;
+  struct MeshCache {
+    std::mutex mutex;
+    std::map<std::vector<topo::DeviceId>, std::vector<std::vector<int>>> rings;
+  };
+  std::shared_ptr<MeshCache> mesh_cache_ = std::make_shared<MeshCache>();
 };
+
+// The search behind Machine::mesh_rings, uncached (mesh_rings.cpp).
+std::vector<std::vector<int>> search_mesh_rings(const Machine& machine, const std::vector<topo::DeviceId>& gpus);
 
 }  // namespace wiresim::models

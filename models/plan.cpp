@@ -52,6 +52,12 @@ std::optional<std::string> why_not(const Machine& machine, const Problem& proble
   if (problem.ranks.size() < 2) return fmt::format("{} needs at least 2 GPUs", to_string(op));
   if (problem.root < 0 || problem.root >= static_cast<int>(problem.ranks.size()))
     return fmt::format("root {} is not one of the {} ranks", problem.root, problem.ranks.size());
+  if (!problem.matrix.empty()) {
+    if (op != Collective::all_to_all) return "a traffic matrix applies to all_to_all only";
+    if (problem.matrix.size() != problem.ranks.size() * problem.ranks.size())
+      return fmt::format("the traffic matrix has {} entries, expected {} x {}", problem.matrix.size(),
+                         problem.ranks.size(), problem.ranks.size());
+  }
   const auto by_node = ranks_by_node(machine, problem);
   switch (algorithm) {
     case Algorithm::ring:
@@ -80,8 +86,27 @@ std::optional<std::string> why_not(const Machine& machine, const Problem& proble
       }
       return std::nullopt;
     }
-    case Algorithm::nvls_tree:
-      return "nvls_tree (NVLS inside nodes, tree between them) is not implemented yet; use ring, tree or hierarchical";
+    case Algorithm::nvls_tree: {
+      if (op != Collective::all_reduce) return "nvls_tree implements all_reduce only (as in NCCL)";
+      if (protocol != Protocol::simple) return "nvls_tree runs with the Simple protocol only (as in NCCL)";
+      if (!machine.p2p()) return "nvls_tree needs P2P over NVLink (P2P is off: NCCL_P2P_DISABLE=1)";
+      if (machine.arch().nvls_efficiency <= 0.0)
+        return fmt::format("nvls_tree needs NVLink SHARP (Hopper or later); these GPUs are '{}'", machine.arch_name());
+      if (by_node.size() < 2) return "nvls_tree needs GPUs on more than one node (NCCL disables it on one node; use nvls)";
+      if (!uniform_nodes(by_node)) return "nvls_tree needs the same number of GPUs on every node";
+      for (const auto& local : by_node) {
+        std::optional<topo::DeviceId> sw;
+        for (int r : local) {
+          const auto port = machine.nvls_port(problem.ranks[r]);
+          if (!port)
+            return fmt::format("nvls_tree needs an NVSwitch with multicast (multicast: true), and {} has none",
+                               machine.graph().device(problem.ranks[r]).name);
+          if (sw && *sw != port->nvswitch) return "nvls_tree needs each node's GPUs on one NVSwitch fabric";
+          sw = port->nvswitch;
+        }
+      }
+      return std::nullopt;
+    }
     case Algorithm::one_shot:
     case Algorithm::two_shot:
       if (op != Collective::all_reduce) return fmt::format("{} implements all_reduce only", name);
@@ -125,7 +150,7 @@ Plan expand(const Machine& machine, const Problem& problem, const Choice& choice
       else expand_all_to_all(b, plan, false);
       break;
     case Algorithm::hierarchical: expand_hierarchical(b, plan); break;
-    case Algorithm::nvls_tree: break;  // refused by why_not
+    case Algorithm::nvls_tree: expand_nvls_tree(b, plan); break;
   }
   return plan;
 }
@@ -146,9 +171,11 @@ PlanBuilder::PlanBuilder(const Machine& machine, const Problem& problem, const C
 sim::Seconds PlanBuilder::step_latency(int from, int to) const {
   const auto route = machine_.route(gpu(from), gpu(to));
   const sim::Seconds wire = machine_.wire_latency(route);
-  if (choice_.algorithm == Algorithm::nvls || choice_.algorithm == Algorithm::nvls_tree) return wire;
-  const sim::Seconds step =
-      machine_.params().step_latency(choice_.algorithm, choice_.protocol, machine_.tier_class(route));
+  const TierClass tier = machine_.tier_class(route);
+  // NVLS's NVLink step is charged once at launch; nvls_tree's tree hops pay the NET step.
+  if ((choice_.algorithm == Algorithm::nvls || choice_.algorithm == Algorithm::nvls_tree) && tier == TierClass::nvlink)
+    return wire;
+  const sim::Seconds step = machine_.params().step_latency(choice_.algorithm, choice_.protocol, tier);
   return std::max(step, wire);
 }
 
@@ -229,12 +256,63 @@ std::vector<int> ring_order(const std::vector<std::vector<int>>& by_node, int r,
   return order;
 }
 
-int ring_instances(const Machine& machine, const Problem& problem, int channels) {
+namespace {
+
+// Node k's mesh cycles in local indices (empty: none, rank order).
+std::vector<std::vector<int>> node_cycles(const Machine& machine, const Problem& problem,
+                                          const std::vector<int>& local) {
+  std::vector<topo::DeviceId> gpus;
+  for (int r : local) gpus.push_back(problem.ranks[r]);
+  return machine.mesh_rings(gpus);
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> ring_orders(const Machine& machine, const Problem& problem, int channels) {
   const auto by_node = ranks_by_node(machine, problem);
-  if (by_node.size() < 2) return 1;
-  int smallest = static_cast<int>(by_node.front().size());
-  for (const auto& g : by_node) smallest = std::min(smallest, static_cast<int>(g.size()));
-  return std::max(1, std::min(channels, smallest));
+  std::vector<std::vector<std::vector<int>>> cycles;
+  bool mesh = false;
+  for (const auto& local : by_node) {
+    cycles.push_back(node_cycles(machine, problem, local));
+    mesh = mesh || !cycles.back().empty();
+  }
+  int rings = 1;
+  if (by_node.size() > 1) {
+    int smallest = static_cast<int>(by_node.front().size());
+    for (const auto& g : by_node) smallest = std::min(smallest, static_cast<int>(g.size()));
+    // On a mesh, no more instances than cycles: two instances on one cycle would share its
+    // links and halve both, costing more than the rail the spare instance would add.
+    for (const auto& c : cycles)
+      if (!c.empty()) smallest = std::min(smallest, static_cast<int>(c.size()));
+    rings = std::max(1, std::min(channels, smallest));
+  } else if (mesh) {
+    rings = std::max(1, std::min(channels, static_cast<int>(cycles.front().size())));
+  }
+  std::vector<std::vector<int>> orders;
+  for (int r = 0; r < rings; ++r) {
+    if (!mesh) {
+      orders.push_back(ring_order(by_node, r, rings));
+      continue;
+    }
+    std::vector<int> order;
+    int start = r;
+    for (std::size_t k = 0; k < by_node.size(); ++k) {
+      const auto& local = by_node[k];
+      const int g = static_cast<int>(local.size());
+      std::vector<int> cycle(g);
+      for (int i = 0; i < g; ++i) cycle[i] = i;
+      if (!cycles[k].empty()) cycle = cycles[k][r % cycles[k].size()];
+      const int at = static_cast<int>(std::find(cycle.begin(), cycle.end(), start % g) - cycle.begin());
+      for (int i = 0; i < g; ++i) order.push_back(local[cycle[(at + i) % g]]);
+      start = cycle[(at + g - 1) % g];
+    }
+    orders.push_back(std::move(order));
+  }
+  return orders;
+}
+
+int ring_instances(const Machine& machine, const Problem& problem, int channels) {
+  return static_cast<int>(ring_orders(machine, problem, channels).size());
 }
 
 int ring_chunk_steps(const Params& params, const Choice& choice, Collective op) {

@@ -137,10 +137,22 @@ struct RingPass {
 };
 std::vector<sim::NodeId> build_ring_pass(PlanBuilder& b, const RingPass& pass, int* loops);
 
+// NCCL's tree: inside each node a chain of by_node[k], between nodes a binary tree of the
+// chains' heads; which = 1 is the double binary tree's second tree (nodes reversed, chains
+// reversed). Indices are rank indices; `ranks` is the number of ranks.
+struct TreeShape {
+  std::vector<int> parent;                  // by rank index; -1 at the root (and outside)
+  std::vector<std::vector<int>> children;
+  std::vector<int> depth;
+  int root = 0;
+};
+TreeShape build_tree(const std::vector<std::vector<int>>& by_node, int which, int ranks);
+
 // Algorithm expansions (one per file).
 void expand_ring(PlanBuilder& b, Plan& plan);
 void expand_tree(PlanBuilder& b, Plan& plan);
 void expand_nvls(PlanBuilder& b, Plan& plan);
+void expand_nvls_tree(PlanBuilder& b, Plan& plan);
 void expand_one_shot(PlanBuilder& b, Plan& plan);
 void expand_two_shot(PlanBuilder& b, Plan& plan);
 void expand_all_to_all(PlanBuilder& b, Plan& plan, bool pairwise);
@@ -151,7 +163,15 @@ void expand_hierarchical(PlanBuilder& b, Plan& plan);
 // node k at local position (r - k) mod g, so that each instance crosses between nodes on its
 // own rail. With one node (or R = 1) it is rank order.
 std::vector<int> ring_order(const std::vector<std::vector<int>>& by_node, int r, int rings);
-// Ring instances to build: one per rail used between nodes, one inside a node.
+// The rings an all_reduce / all_gather / reduce_scatter runs, each an order of rank indices.
+// Inside a node whose GPUs are joined by direct links (a mesh), ring instance r follows the
+// node's mesh cycle r mod C (Machine::mesh_rings), else rank order. One node: one instance per
+// mesh cycle (at most `channels`). Several nodes: one instance per rail (as ring_order; no
+// more than a node has mesh cycles); each
+// node's path starts where the previous node's ended (same local index, so the same rail):
+// instance r starts node 0 at local index r and node k+1 at node k's last GPU's index.
+std::vector<std::vector<int>> ring_orders(const Machine& machine, const Problem& problem, int channels);
+// Ring instances to build: ring_orders(...).size().
 int ring_instances(const Machine& machine, const Problem& problem, int channels);
 // Buffer steps per ring chunk: 4 for Simple all_reduce/all_gather/reduce_scatter, else 1.
 int ring_chunk_steps(const Params& params, const Choice& choice, Collective op);

@@ -146,7 +146,8 @@ void expand_ring(PlanBuilder& b, Plan& plan) {
     build_chain(b, plan, order, problem.op == Collective::reduce);
     return;
   }
-  const int rings = ring_instances(b.machine(), problem, b.choice().channels);
+  const auto orders = ring_orders(b.machine(), problem, b.choice().channels);
+  const int rings = static_cast<int>(orders.size());
   const int per_ring = std::max(1, b.choice().channels / rings);
   RingPass pass;
   pass.op = problem.op;
@@ -156,7 +157,7 @@ void expand_ring(PlanBuilder& b, Plan& plan) {
   pass.cap = b.protocol_cap() / rings;
   int loops = 0;
   for (int r = 0; r < rings; ++r) {
-    pass.order = ring_order(by_node, r, rings);
+    pass.order = orders[r];
     pass.flow = static_cast<std::uint32_t>(r);
     build_ring_pass(b, pass, &loops);
   }

@@ -13,13 +13,6 @@
 
 namespace wiresim::models {
 
-struct TreeShape {
-  std::vector<int> parent;                  // by rank index; -1 at the root
-  std::vector<std::vector<int>> children;
-  std::vector<int> depth;
-  int root = 0;
-};
-
 TreeShape build_tree(const std::vector<std::vector<int>>& by_node, int which, int ranks) {
   TreeShape t;
   t.parent.assign(ranks, -1);

@@ -11,9 +11,10 @@ namespace {
 std::vector<Algorithm> candidate_algorithms(Collective op, bool all) {
   switch (op) {
     case Collective::all_reduce:
-      if (all) return {Algorithm::ring, Algorithm::tree, Algorithm::nvls, Algorithm::one_shot,
+      if (all) return {Algorithm::ring, Algorithm::tree, Algorithm::nvls, Algorithm::nvls_tree, Algorithm::one_shot,
                        Algorithm::two_shot, Algorithm::hierarchical};
-      return {Algorithm::ring, Algorithm::tree, Algorithm::nvls};
+      // nvls_tree refuses one node, as NCCL disables it there.
+      return {Algorithm::ring, Algorithm::tree, Algorithm::nvls, Algorithm::nvls_tree};
     case Collective::all_gather:
     case Collective::reduce_scatter: return {Algorithm::ring, Algorithm::nvls};
     case Collective::broadcast:

@@ -187,7 +187,7 @@ TEST_CASE("algorithms that do not apply are refused with a reason") {
   refuse(Collective::all_reduce, Algorithm::pairwise, Protocol::simple, "all_to_all only");
   refuse(Collective::all_to_all, Algorithm::ring, Protocol::simple, "pairwise or direct");
   refuse(Collective::all_reduce, Algorithm::hierarchical, Protocol::simple, "more than one node");
-  refuse(Collective::all_reduce, Algorithm::nvls_tree, Protocol::simple, "not implemented");
+  refuse(Collective::all_reduce, Algorithm::nvls_tree, Protocol::simple, "more than one node");
   // No multicast on the switch: no NVLS.
   topo::LinkGraph plain = testing::crossbar(4, sim::BytesPerSec{kRate}, sim::Seconds{0.0}, false);
   Machine m(plain, f.params);

@@ -1,0 +1,136 @@
+// NVLSTree all_reduce: NVLS inside each node, a tree between nodes, as NCCL runs it across
+// nodes on Hopper and later (NCCL disables it on one node).
+//
+// Each loop's chunk is cut into g parts, one per local GPU (g GPUs per node). Inside node q,
+// GPU j reduces part j through the NVSwitch (NVLS reduce-scatter: one transfer over every
+// local uplink and j's downlink). The g GPUs j of the nodes (one per rail: each uses its own
+// NIC) then all-reduce part j over NCCL's double binary tree of nodes: each tree carries half
+// the part, reduced up to the root and sent back down. Finally GPU j multicasts the result
+// into its node (NVLS all-gather: j's uplink and every local downlink). Loops pipeline; a
+// part's reduce-scatter runs at most `slots` loops ahead of its all-gather (NCCL_STEPS).
+// Per GPU and loop the NVLink carries (g + 1) parts each way, each NIC about one part
+// (two nodes) or two parts (interior of a deeper tree): the network sees 1/g of the data per
+// GPU where a ring sends 2(n−1)/n of it, which is why NVLSTree beats the ring across nodes.
+// Latency: NVLS's 25 us once (launch), NCCL's NVLSTree NET step (20.9 us) per tree hop.
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "models/plan.h"
+
+namespace wiresim::models {
+
+void expand_nvls_tree(PlanBuilder& b, Plan& plan) {
+  const Problem& problem = b.problem();
+  const Machine& m = b.machine();
+  const int n = static_cast<int>(problem.ranks.size());
+  const auto by_node = ranks_by_node(m, problem);
+  const int nodes = static_cast<int>(by_node.size());
+  const int g = static_cast<int>(by_node.front().size());
+  const double efficiency = m.arch().nvls_efficiency;
+  std::vector<Machine::SwitchPort> port;
+  for (auto gpu : problem.ranks) port.push_back(*m.nvls_port(gpu));
+  std::vector<std::vector<sim::LinkId>> ups(nodes), downs(nodes);
+  sim::Seconds wire{0.0};
+  for (int q = 0; q < nodes; ++q)
+    for (int r : by_node[q]) {
+      ups[q].push_back(port[r].up);
+      downs[q].push_back(port[r].down);
+      wire = std::max(wire, m.links()[port[r].up].latency + m.links()[port[r].down].latency);
+    }
+  // Trees of part j: over the nodes' GPU j (each node a one-GPU chain).
+  std::vector<std::array<TreeShape, 2>> trees(g);
+  for (int j = 0; j < g; ++j) {
+    std::vector<std::vector<int>> members;
+    for (int q = 0; q < nodes; ++q) members.push_back({by_node[q][j]});
+    for (int w = 0; w < 2; ++w) trees[j][w] = build_tree(members, w, n);
+  }
+  const sim::Bytes loop_bytes = m.params().nvls_chunk * static_cast<double>(m.arch().nvls_channels);
+  const sim::Bytes total = problem.size;
+  const int loops = total.count() <= 0.0 ? 1 : std::max(1, static_cast<int>(std::ceil(total / loop_bytes - 1e-9)));
+  const auto rs_label = b.label("nvls reduce-scatter");
+  const auto up_label = b.label("tree reduce (up)");
+  const auto down_label = b.label("tree broadcast (down)");
+  const auto ag_label = b.label("nvls all-gather");
+  const auto root_label = b.label("tree root");
+  // The tree's network connections hold NCCL_STEPS chunks per channel (protocol slots):
+  // that many loops may be in flight between a part's reduce-scatter and its all-gather.
+  const int ahead = std::max(2, b.protocol().slots);
+  std::vector<sim::NodeId> prev_rs(n, b.launch()), prev_ag(n, b.launch());
+  std::vector<std::vector<sim::NodeId>> gathered(n, std::vector<sim::NodeId>(ahead, kNoNode));
+  std::vector<std::array<sim::NodeId, 2>> prev_up(n, {b.launch(), b.launch()});
+  std::vector<std::array<std::vector<sim::NodeId>, 2>> prev_down(n);
+  for (int q = 0; q < nodes; ++q)
+    for (int j = 0; j < g; ++j)
+      for (int w = 0; w < 2; ++w) {
+        const int r = by_node[q][j];
+        prev_down[r][w].assign(trees[j][w].children[r].size(), b.launch());
+      }
+  std::vector<sim::NodeId> reduced(n, kNoNode);
+  std::vector<sim::NodeId> up_arrival(n, kNoNode);
+  std::vector<std::array<sim::NodeId, 2>> have(n);
+  std::vector<sim::LinkId> links;
+  for (int k = 0; k < loops; ++k) {
+    const sim::Bytes rest = total - loop_bytes * k;
+    const sim::Bytes part = (rest < loop_bytes ? rest : loop_bytes) / static_cast<double>(g);
+    const sim::Bytes half = part / 2.0;
+    for (int j = 0; j < g; ++j) {
+      for (int q = 0; q < nodes; ++q) {
+        const int r = by_node[q][j];
+        links = ups[q];
+        links.push_back(port[r].down);
+        const sim::NodeId slot = k >= ahead ? gathered[r][k % ahead] : kNoNode;
+        const auto rs = b.send_links(links, r, r, part, {prev_rs[r], slot}, wire + b.reduction_time(part),
+                                     rs_label, sim::BytesPerSec::unlimited(), efficiency);
+        prev_rs[r] = rs.transfer;
+        reduced[r] = rs.arrival;
+      }
+      for (int w = 0; w < 2; ++w) {
+        const TreeShape& t = trees[j][w];
+        std::vector<int> members;
+        for (int q = 0; q < nodes; ++q) members.push_back(by_node[q][j]);
+        std::stable_sort(members.begin(), members.end(), [&](int a, int c) { return t.depth[a] > t.depth[c]; });
+        const std::uint32_t flow = static_cast<std::uint32_t>(w * n);
+        for (int r : members) {
+          if (t.parent[r] < 0) continue;
+          const auto sent = b.send(r, t.parent[r], half, {prev_up[r][w], reduced[r]}, flow + r, up_label,
+                                   sim::BytesPerSec::unlimited(), true);
+          for (int child : t.children[r]) b.depend(up_arrival[child], sent.transfer);
+          prev_up[r][w] = sent.transfer;
+          up_arrival[r] = sent.arrival;
+        }
+        have[t.root][w] = b.delay(sim::Seconds{0.0}, {reduced[t.root]}, root_label, t.root);
+        for (int child : t.children[t.root]) b.depend(up_arrival[child], have[t.root][w]);
+        for (auto it = members.rbegin(); it != members.rend(); ++it) {
+          const int r = *it;
+          for (std::size_t ci = 0; ci < t.children[r].size(); ++ci) {
+            const int child = t.children[r][ci];
+            const auto sent = b.send(r, child, half, {prev_down[r][w][ci], have[r][w]}, flow + n + child,
+                                     down_label, sim::BytesPerSec::unlimited());
+            prev_down[r][w][ci] = sent.transfer;
+            have[child][w] = sent.arrival;
+          }
+        }
+      }
+      for (int q = 0; q < nodes; ++q) {
+        const int r = by_node[q][j];
+        links = downs[q];
+        links.insert(links.begin(), port[r].up);
+        const auto ag = b.send_links(links, r, r, part, {prev_ag[r], have[r][0], have[r][1]}, wire, ag_label,
+                                     sim::BytesPerSec::unlimited(), efficiency);
+        prev_ag[r] = ag.transfer;
+        gathered[r][k % ahead] = ag.transfer;
+      }
+    }
+  }
+  int depth = 0;
+  for (int r = 0; r < n; ++r) depth = std::max({depth, trees.front()[0].depth[r], trees.front()[1].depth[r]});
+  plan.steps = 2 + 2 * depth;
+  plan.loops = loops;
+  plan.shape = fmt::format("nvls in {} nodes x {} GPUs, 2 trees of depth {} per rail, {} loop{} of {}", nodes, g,
+                           depth, loops, loops > 1 ? "s" : "", sim::format_size(loop_bytes));
+}
+
+}  // namespace wiresim::models
