@@ -131,6 +131,12 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const topo::LinkGraph& gr
   constexpr std::size_t kMaxLayouts = 100'000;
   if (layouts.size() > kMaxLayouts)
     throw sim::InputError(fmt::format("the sweep has {} layouts, over the limit of {}", layouts.size(), kMaxLayouts));
+  if (spec.shards > 1) {
+    std::vector<Layout> mine;
+    for (std::size_t i = static_cast<std::size_t>(spec.shard); i < layouts.size(); i += static_cast<std::size_t>(spec.shards))
+      mine.push_back(layouts[i]);
+    layouts.swap(mine);
+  }
   std::vector<SweepRow> rows(layouts.size());
   std::vector<std::string> errors(layouts.size());
   std::atomic<std::size_t> next{0};
@@ -145,6 +151,7 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const topo::LinkGraph& gr
       s.layout = layouts[i];
       s.compute = spec.compute;
       try {
+        rows[i].index = static_cast<int>(i) * spec.shards + spec.shard;
         rows[i].layout = layouts[i];
         rows[i].result = run_step(s, graph, params, StepMethod::simulate);
         rows[i].result.dag = sim::TransferDag{};
@@ -172,10 +179,16 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const topo::LinkGraph& gr
   if (progress) progress(static_cast<int>(layouts.size()), static_cast<int>(layouts.size()));
   for (std::size_t i = 0; i < errors.size(); ++i)
     if (!errors[i].empty()) throw sim::InputError(fmt::format("layout {}: {}", layout_name(layouts[i]), errors[i]));
-  std::stable_sort(rows.begin(), rows.end(), [&](const SweepRow& a, const SweepRow& b) {
-    return score(a.result, spec.objective) < score(b.result, spec.objective);
+  if (spec.shards > 1) return rows;
+  return rank_sweep(std::move(rows), spec.objective);
+}
+
+std::vector<SweepRow> rank_sweep(std::vector<SweepRow> rows, Objective objective) {
+  std::sort(rows.begin(), rows.end(), [&](const SweepRow& a, const SweepRow& b) {
+    const double sa = score(a.result, objective), sb = score(b.result, objective);
+    return sa != sb ? sa < sb : a.index < b.index;
   });
-  for (auto& row : rows) row.explanation = explain(row, rows.front().result);
+  for (auto& row : rows) row.explanation = rows.empty() ? "" : explain(row, rows.front().result);
   return rows;
 }
 

@@ -27,9 +27,14 @@ struct SweepSpec {
   Compute compute;
   std::string topology;   // for messages and the scenario name
   sim::Bytes gpu_memory;  // layouts whose weights need more per GPU are left out (0: no limit)
+  // Distributed sweeps: this process evaluates the layouts whose index % shards == shard
+  // and returns them unranked; the caller gathers every shard and calls rank_sweep.
+  int shard = 0;
+  int shards = 1;
 };
 
 struct SweepRow {
+  int index = 0;          // position in enumeration order (ties rank by it)
   Layout layout;
   StepResult result;      // dag and run dropped to keep memory bounded
   std::string explanation;
@@ -43,6 +48,8 @@ std::vector<Layout> enumerate_layouts(const ModelShape& model, int gpus, int nod
 // (done, total) is called from the calling thread.
 std::vector<SweepRow> run_sweep(const SweepSpec& spec, const topo::LinkGraph& graph, const models::Params& params,
                                 int threads, const std::function<void(int, int)>& progress);
+// Best first by the objective, ties by enumeration order; fills the explanations.
+std::vector<SweepRow> rank_sweep(std::vector<SweepRow> rows, Objective objective);
 std::string layout_name(const Layout& l);
 // Weight bytes one GPU holds under a layout (attention and MLP or its share of experts).
 sim::Bytes weight_bytes_per_gpu(const ModelShape& model, const Layout& layout);

@@ -18,6 +18,7 @@
 #include "sim/input_error.h"
 #include "tools/commands.h"
 #include "tools/machine_input.h"
+#include "tools/mpi_sweep.h"
 #include "topologies/builder.h"
 
 namespace wiresim::tools {
@@ -101,7 +102,17 @@ int sweep(const SweepOptions& o) {
     if (done == total) fmt::print(stderr, "\n");
     std::fflush(stderr);
   };
-  const auto rows = scenarios::run_sweep(spec, graph, input.params, threads, progress);
+  // Under mpirun each process takes every K-th layout; rank 0 gathers, ranks and prints.
+  spec.shard = MpiSession::rank();
+  spec.shards = MpiSession::size();
+  std::vector<scenarios::SweepRow> rows;
+  if (spec.shards > 1) {
+    rows = gather_sweep(scenarios::run_sweep(spec, graph, input.params, threads, nullptr));
+    if (spec.shard != 0) return 0;
+    rows = scenarios::rank_sweep(std::move(rows), spec.objective);
+  } else {
+    rows = scenarios::run_sweep(spec, graph, input.params, threads, progress);
+  }
   if (o.format == "csv") {
     fmt::print("rank,tp,ep,pp,dp,placement,step_time_ms,comm_time_ms,exposed_comm_ms,compute_time_ms,tokens_per_s\n");
     for (std::size_t i = 0; i < rows.size(); ++i) {

@@ -8,8 +8,10 @@
 
 #include "sim/input_error.h"
 #include "tools/commands.h"
+#include "tools/mpi_sweep.h"
 
 int main(int argc, char** argv) {
+  const wiresim::tools::MpiSession mpi(&argc, &argv);
   CLI::App app{"wiresim: a discrete-event simulator of GPU interconnects and collectives"};
   app.require_subcommand(1);
   bool verbose = false;
