@@ -1,6 +1,7 @@
 #include "models/plan.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -266,6 +267,37 @@ std::vector<std::vector<int>> node_cycles(const Machine& machine, const Problem&
   return machine.mesh_rings(gpus);
 }
 
+// Where each instance enters (and, one GPU before on its cycle, leaves) every node. As in
+// NCCL, a channel's pattern is the same in every node; the instances leave on different GPUs
+// and enter on different GPUs, so each NIC sends one instance and receives one (the hop
+// between nodes may cross rails through the spine). A small backtracking search over exits.
+std::vector<int> mesh_starts(const std::vector<std::vector<int>>& cycles, int g, int rings) {
+  const auto next = [&](int r, int at) {
+    if (cycles.empty()) return (at + 1) % g;
+    const auto& c = cycles[r % cycles.size()];
+    const int i = static_cast<int>(std::find(c.begin(), c.end(), at) - c.begin());
+    return c[(i + 1) % g];
+  };
+  std::vector<int> starts;
+  std::vector<char> exit_used(g, 0), start_used(g, 0);
+  long budget = 100000;
+  const std::function<bool(int)> place = [&](int r) -> bool {
+    if (r == rings) return true;
+    for (int x = 0; x < g && --budget > 0; ++x) {
+      const int y = next(r, x);
+      if (exit_used[x] || start_used[y]) continue;
+      exit_used[x] = start_used[y] = 1;
+      starts.push_back(y);
+      if (place(r + 1)) return true;
+      starts.pop_back();
+      exit_used[x] = start_used[y] = 0;
+    }
+    return false;
+  };
+  if (place(0)) return starts;
+  return {};
+}
+
 }  // namespace
 
 std::vector<std::vector<int>> ring_orders(const Machine& machine, const Problem& problem, int channels) {
@@ -289,13 +321,16 @@ std::vector<std::vector<int>> ring_orders(const Machine& machine, const Problem&
     rings = std::max(1, std::min(channels, static_cast<int>(cycles.front().size())));
   }
   std::vector<std::vector<int>> orders;
+  const std::vector<int> starts = mesh && by_node.size() > 1
+                                      ? mesh_starts(cycles.front(), static_cast<int>(by_node.front().size()), rings)
+                                      : std::vector<int>{};
   for (int r = 0; r < rings; ++r) {
     if (!mesh) {
       orders.push_back(ring_order(by_node, r, rings));
       continue;
     }
     std::vector<int> order;
-    int start = r;
+    int start = starts.empty() ? r : starts[r];
     for (std::size_t k = 0; k < by_node.size(); ++k) {
       const auto& local = by_node[k];
       const int g = static_cast<int>(local.size());
@@ -304,7 +339,7 @@ std::vector<std::vector<int>> ring_orders(const Machine& machine, const Problem&
       if (!cycles[k].empty()) cycle = cycles[k][r % cycles[k].size()];
       const int at = static_cast<int>(std::find(cycle.begin(), cycle.end(), start % g) - cycle.begin());
       for (int i = 0; i < g; ++i) order.push_back(local[cycle[(at + i) % g]]);
-      start = cycle[(at + g - 1) % g];
+      start = starts.empty() ? cycle[(at + g - 1) % g] : starts[r];
     }
     orders.push_back(std::move(order));
   }

@@ -167,9 +167,8 @@ std::vector<int> ring_order(const std::vector<std::vector<int>>& by_node, int r,
 // Inside a node whose GPUs are joined by direct links (a mesh), ring instance r follows the
 // node's mesh cycle r mod C (Machine::mesh_rings), else rank order. One node: one instance per
 // mesh cycle (at most `channels`). Several nodes: one instance per rail (as ring_order; no
-// more than a node has mesh cycles); each
-// node's path starts where the previous node's ended (same local index, so the same rail):
-// instance r starts node 0 at local index r and node k+1 at node k's last GPU's index.
+// more than a node has mesh cycles); on meshes each instance enters and leaves every node at
+// the same GPUs, chosen so that every NIC sends and receives one instance.
 std::vector<std::vector<int>> ring_orders(const Machine& machine, const Problem& problem, int channels);
 // Ring instances to build: ring_orders(...).size().
 int ring_instances(const Machine& machine, const Problem& problem, int channels);
