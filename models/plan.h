@@ -26,6 +26,10 @@
 namespace wiresim::models {
 
 struct Problem {
+  Problem() = default;
+  Problem(Collective op_, sim::Bytes size_, std::vector<topo::DeviceId> ranks_, int root_ = 0)
+      : op(op_), size(size_), ranks(std::move(ranks_)), root(root_) {}
+
   Collective op = Collective::all_reduce;
   sim::Bytes size;                       // nccl-tests size (see collective.h)
   std::vector<topo::DeviceId> ranks;     // GPUs, rank order
