@@ -110,3 +110,25 @@ TEST_CASE("garbage: validate given files that are not data sets" * doctest::may_
                               scratch() / "missing.csv"};
   for (const auto& f : files) expect_one_line_error(wiresim(with_file("validate {}", f.string())), f.filename().string(), "");
 }
+
+// Absurd requests are refused before anything big is built, saying what and how much;
+// never an out-of-memory kill.
+TEST_CASE("absurd requests: refused up front with the estimate and the limit") {
+  expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --sizes 1e18B"), "--sizes", "1 PB");
+  // 10 million GPUs.
+  expect_one_line_error(wiresim("coll all_reduce --topo topologies/cluster-h100-ib.yaml --set nodes=1250000"),
+                        "nodes", "100000");
+  // 16,000 GPUs: the topology builds, the plan of some 8e9 transfers would need 1.5 TiB.
+  expect_one_line_error(wiresim("coll all_reduce --topo topologies/cluster-h100-ib.yaml --set nodes=2000 "
+                                "--sizes 1GiB --algo ring"),
+                        "--max-memory", "the limit is 8 GiB");
+  expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --sizes 100TB --algo ring"),
+                        "--max-memory", "GiB of memory");
+  expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --sizes 1GiB --algo ring --proto ll "
+                                "--max-events 1e4"),
+                        "--max-events", "the limit is 1e+04");
+  expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --max-memory lots"),
+                        "--max-memory", "");
+  expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --max-events -3"),
+                        "--max-events", "expected a count");
+}
