@@ -67,15 +67,14 @@ void expand_send_recv(PlanBuilder& b, Plan& plan) {
   for (int i = 0; i < n; ++i)
     worst = std::max(worst, b.machine().tier_class(b.machine().route(b.gpu(i), b.gpu((i + 1) % n))));
   const sim::Bytes chunk = b.machine().params().p2p_chunk[static_cast<int>(worst)];
-  const int loops = total.count() <= 0.0 ? 1 : std::max(1, static_cast<int>(std::ceil(total / chunk - 1e-9)));
+  const int loops = chunk_count(total, chunk);
   // The buffer holds buffer/chunk chunks (4 MiB Simple buffer / 512 KiB = 8).
   const sim::Bytes buffer = b.protocol().step * static_cast<double>(b.protocol().slots);
   const int slots = std::max(2, static_cast<int>(buffer / chunk));
   std::vector<sim::NodeId> prev(n, b.launch());
   std::vector<std::vector<sim::NodeId>> arrived(n, std::vector<sim::NodeId>(slots, kNoNode));
   for (int k = 0; k < loops; ++k) {
-    const sim::Bytes rest = total - chunk * k;
-    const sim::Bytes c = rest < chunk ? rest : chunk;
+    const sim::Bytes c = chunk_size(total, chunk, k);
     for (int i = 0; i < n; ++i) {
       const sim::NodeId slot = k >= slots ? arrived[i][k % slots] : kNoNode;
       const auto sent = b.send(i, (i + 1) % n, c, {prev[i], slot}, static_cast<std::uint32_t>(i), label,

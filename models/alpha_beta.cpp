@@ -40,16 +40,6 @@ std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& 
   return rates;
 }
 
-int loops_for(sim::Bytes total, sim::Bytes chunk) {
-  if (total.count() <= 0.0) return 1;
-  return std::max(1, static_cast<int>(std::ceil(total / chunk - 1e-9)));
-}
-
-sim::Bytes chunk_k(sim::Bytes total, sim::Bytes chunk, int k) {
-  const sim::Bytes rest = total - chunk * k;
-  return rest < chunk ? rest : chunk;
-}
-
 // Lock-step ring: every step waits for the slowest edge.
 double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vector<int>>& orders,
                  sim::Bytes block, sim::Bytes chunk, sim::BytesPerSec cap, std::uint32_t flow_base = 0) {
@@ -63,10 +53,10 @@ double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vec
   const auto rates = shared_rates(b, edges, cap);
   const int n = static_cast<int>(orders.front().size());
   const int steps = op == Collective::all_reduce ? 2 * (n - 1) : n - 1;
-  const int loops = loops_for(block, chunk);
+  const int loops = chunk_count(block, chunk);
   double t = 0.0;
   for (int k = 0; k < loops; ++k) {
-    const sim::Bytes c = chunk_k(block, chunk, k);
+    const sim::Bytes c = chunk_size(block, chunk, k);
     double step = 0.0;
     for (std::size_t e = 0; e < edges.size(); ++e)
       step = std::max(step, c.count() / rates[e] + b.step_latency(edges[e].from, edges[e].to).count());
@@ -118,11 +108,11 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
         for (int i = 0; i < hops; ++i) edges.push_back({order[i], order[i + 1], static_cast<std::uint32_t>(i)});
         const auto rates = shared_rates(b, edges, b.protocol_cap());
         const sim::Bytes chunk = ring_chunk(machine, choice, problem.op, choice.channels);
-        const int loops = loops_for(size, chunk);
+        const int loops = chunk_count(size, chunk);
         const bool reducing = problem.op == Collective::reduce;
         std::vector<double> sent(hops, base), arrived(hops, base);
         for (int k = 0; k < loops; ++k) {
-          const sim::Bytes c = chunk_k(size, chunk, k);
+          const sim::Bytes c = chunk_size(size, chunk, k);
           for (int i = 0; i < hops; ++i) {
             const double start = std::max(sent[i], i > 0 ? arrived[i - 1] : base);
             sent[i] = start + c.count() / rates[i];
@@ -142,13 +132,13 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
       const sim::Bytes chunk = ring_chunk(machine, choice, problem.op, per_ring);
       t += ring_time(b, problem.op, orders, block, chunk, b.protocol_cap() / rings);
       const int steps = problem.op == Collective::all_reduce ? 2 * (n - 1) : n - 1;
-      formula = fmt::format("base + loops({}) x steps({}) x (chunk/rate + step latency)", loops_for(block, chunk), steps);
+      formula = fmt::format("base + loops({}) x steps({}) x (chunk/rate + step latency)", chunk_count(block, chunk), steps);
       break;
     }
     case Algorithm::nvls: {
       const int channels = machine.arch().nvls_channels;
       const sim::Bytes loop_bytes = machine.params().nvls_chunk * static_cast<double>(channels);
-      const int loops = loops_for(size, loop_bytes);
+      const int loops = chunk_count(size, loop_bytes);
       const double eff = b.protocol().payload * machine.arch().nvls_efficiency;
       double bw = INFINITY, wire = 0.0;
       for (auto gpu : problem.ranks) {
@@ -236,7 +226,7 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
       const int per_tree = std::max(1, choice.channels / trees);
       const sim::Bytes chunk = b.protocol().step * (b.protocol().payload * per_tree);
       const sim::Bytes share = size / static_cast<double>(trees);
-      const int loops = loops_for(share, chunk);
+      const int loops = chunk_count(share, chunk);
       std::vector<Edge> edges;
       int depth = 0;
       double step = 0.0;
@@ -308,7 +298,7 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
       const int g = static_cast<int>(by_node.front().size());
       const int nodes = static_cast<int>(by_node.size());
       const sim::Bytes loop_bytes = machine.params().nvls_chunk * static_cast<double>(machine.arch().nvls_channels);
-      const int loops = loops_for(size, loop_bytes);
+      const int loops = chunk_count(size, loop_bytes);
       const double eff = b.protocol().payload * machine.arch().nvls_efficiency;
       double bw = INFINITY, wire = 0.0;
       for (auto gpu : problem.ranks) {

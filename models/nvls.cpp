@@ -32,7 +32,7 @@ void expand_nvls(PlanBuilder& b, Plan& plan) {
   }
   const sim::Bytes loop_bytes = m.params().nvls_chunk * static_cast<double>(channels);
   const sim::Bytes total = problem.size;
-  const int loops = total.count() <= 0.0 ? 1 : std::max(1, static_cast<int>(std::ceil(total / loop_bytes - 1e-9)));
+  const int loops = chunk_count(total, loop_bytes);
   const bool reduce_scatter = problem.op != Collective::all_gather;
   const bool all_gather = problem.op != Collective::reduce_scatter;
   const auto rs_label = b.label("nvls reduce-scatter");
@@ -44,8 +44,7 @@ void expand_nvls(PlanBuilder& b, Plan& plan) {
   std::vector<std::vector<sim::NodeId>> gathered(n, std::vector<sim::NodeId>(ahead, kNoNode));
   std::vector<sim::LinkId> links;
   for (int k = 0; k < loops; ++k) {
-    const sim::Bytes rest = total - loop_bytes * k;
-    const sim::Bytes part = (rest < loop_bytes ? rest : loop_bytes) / static_cast<double>(n);
+    const sim::Bytes part = chunk_size(total, loop_bytes, k) / static_cast<double>(n);
     for (int j = 0; j < n; ++j) {
       sim::NodeId ready = kNoNode;
       if (reduce_scatter) {

@@ -49,7 +49,7 @@ void expand_nvls_tree(PlanBuilder& b, Plan& plan) {
   }
   const sim::Bytes loop_bytes = m.params().nvls_chunk * static_cast<double>(m.arch().nvls_channels);
   const sim::Bytes total = problem.size;
-  const int loops = total.count() <= 0.0 ? 1 : std::max(1, static_cast<int>(std::ceil(total / loop_bytes - 1e-9)));
+  const int loops = chunk_count(total, loop_bytes);
   const auto rs_label = b.label("nvls reduce-scatter");
   const auto up_label = b.label("tree reduce (up)");
   const auto down_label = b.label("tree broadcast (down)");
@@ -73,8 +73,7 @@ void expand_nvls_tree(PlanBuilder& b, Plan& plan) {
   std::vector<std::array<sim::NodeId, 2>> have(n);
   std::vector<sim::LinkId> links;
   for (int k = 0; k < loops; ++k) {
-    const sim::Bytes rest = total - loop_bytes * k;
-    const sim::Bytes part = (rest < loop_bytes ? rest : loop_bytes) / static_cast<double>(g);
+    const sim::Bytes part = chunk_size(total, loop_bytes, k) / static_cast<double>(g);
     const sim::Bytes half = part / 2.0;
     for (int j = 0; j < g; ++j) {
       for (int q = 0; q < nodes; ++q) {

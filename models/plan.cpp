@@ -1,6 +1,7 @@
 #include "models/plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <set>
@@ -10,6 +11,16 @@
 #include "sim/input_error.h"
 
 namespace wiresim::models {
+
+int chunk_count(sim::Bytes total, sim::Bytes chunk) {
+  if (total.count() <= 0.0) return 1;
+  return std::max(1, static_cast<int>(std::ceil(total / chunk - 1e-9)));
+}
+
+sim::Bytes chunk_size(sim::Bytes total, sim::Bytes chunk, int k) {
+  const sim::Bytes rest = total - chunk * k;
+  return rest < chunk ? rest : chunk;
+}
 
 std::vector<std::vector<int>> ranks_by_node(const Machine& machine, const Problem& problem) {
   std::map<int, std::vector<int>> groups;

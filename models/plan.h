@@ -63,6 +63,11 @@ std::optional<std::string> why_not(const Machine& machine, const Problem& proble
 // Throws sim::InputError with why_not's reason when the algorithm does not apply.
 Plan expand(const Machine& machine, const Problem& problem, const Choice& choice);
 
+// Chunks of at most `chunk` bytes that carry `total` (at least 1, for an empty buffer), and
+// the size of chunk k (the last one may be smaller).
+int chunk_count(sim::Bytes total, sim::Bytes chunk);
+sim::Bytes chunk_size(sim::Bytes total, sim::Bytes chunk, int k);
+
 // Ranks grouped by node, in rank order: groups[k] holds indices into problem.ranks.
 std::vector<std::vector<int>> ranks_by_node(const Machine& machine, const Problem& problem);
 

@@ -23,22 +23,12 @@ int ring_steps(Collective op, int n) {
   return op == Collective::all_reduce ? 2 * (n - 1) : n - 1;
 }
 
-int loop_count(sim::Bytes block, sim::Bytes chunk) {
-  if (block.count() <= 0.0) return 1;
-  return std::max(1, static_cast<int>(std::ceil(block / chunk - 1e-9)));
-}
-
-sim::Bytes chunk_of(sim::Bytes block, sim::Bytes chunk, int k) {
-  const sim::Bytes rest = block - chunk * k;
-  return rest < chunk ? rest : chunk;
-}
-
 // Broadcast (data leaves order[0]) or reduce (data gathers into order.back()), pipelined.
 void build_chain(PlanBuilder& b, Plan& plan, const std::vector<int>& order, bool reducing) {
   const int hops = static_cast<int>(order.size()) - 1;
   const sim::Bytes total = b.problem().size;
   const sim::Bytes chunk = ring_chunk(b.machine(), b.choice(), b.problem().op, b.choice().channels);
-  const int loops = loop_count(total, chunk);
+  const int loops = chunk_count(total, chunk);
   const int slots = std::max(2, b.protocol().slots);
   const auto label = b.label(reducing ? "chain reduce" : "chain broadcast");
   const sim::BytesPerSec cap = b.protocol_cap();
@@ -48,7 +38,7 @@ void build_chain(PlanBuilder& b, Plan& plan, const std::vector<int>& order, bool
   std::vector<sim::NodeId> arrival(hops, kNoNode);
   std::vector<std::vector<sim::NodeId>> consumed(hops, std::vector<sim::NodeId>(slots, kNoNode));
   for (int k = 0; k < loops; ++k) {
-    const sim::Bytes c = chunk_of(total, chunk, k);
+    const sim::Bytes c = chunk_size(total, chunk, k);
     for (int i = 0; i < hops; ++i) {
       const sim::NodeId data = i > 0 ? arrival[i - 1] : kNoNode;
       const sim::NodeId slot = k >= slots ? consumed[i][k % slots] : kNoNode;
@@ -70,7 +60,7 @@ void build_chain(PlanBuilder& b, Plan& plan, const std::vector<int>& order, bool
 std::vector<sim::NodeId> build_ring_pass(PlanBuilder& b, const RingPass& pass, int* loops_out) {
   const int n = static_cast<int>(pass.order.size());
   const int steps = ring_steps(pass.op, n);
-  const int loops = loop_count(pass.block, pass.chunk);
+  const int loops = chunk_count(pass.block, pass.chunk);
   const int slots = std::max(2, pass.slots);
   if (loops_out) *loops_out = loops;
   // Aggregation (Choice::aggregation): merge `per_loop` consecutive chunks into one, then
@@ -93,7 +83,7 @@ std::vector<sim::NodeId> build_ring_pass(PlanBuilder& b, const RingPass& pass, i
     const int k_end = std::min(loops, (kg + 1) * per_loop);
     const int chunks = k_end - kg * per_loop;
     sim::Bytes c{0.0};
-    for (int k = kg * per_loop; k < k_end; ++k) c += chunk_of(pass.block, pass.chunk, k);
+    for (int k = kg * per_loop; k < k_end; ++k) c += chunk_size(pass.block, pass.chunk, k);
     for (int sg = 0; sg < step_groups; ++sg) {
       const int s0 = sg * per_step;
       const int in_group = std::min(steps, s0 + per_step) - s0;

@@ -45,7 +45,7 @@ void expand_tree(PlanBuilder& b, Plan& plan) {
   const int per_tree = std::max(1, b.choice().channels / trees);
   const sim::Bytes chunk = b.protocol().step * (b.protocol().payload * per_tree);
   const sim::Bytes share = problem.size / static_cast<double>(trees);
-  const int loops = share.count() <= 0.0 ? 1 : std::max(1, static_cast<int>(std::ceil(share / chunk - 1e-9)));
+  const int loops = chunk_count(share, chunk);
   const sim::BytesPerSec cap = b.protocol_cap() / static_cast<double>(trees);
   const auto up_label = b.label("tree reduce (up)");
   const auto down_label = b.label("tree broadcast (down)");
@@ -63,8 +63,7 @@ void expand_tree(PlanBuilder& b, Plan& plan) {
     std::vector<sim::NodeId> down_arrival(n, kNoNode);
     const std::uint32_t flow_base = static_cast<std::uint32_t>(which * n);
     for (int k = 0; k < loops; ++k) {
-      const sim::Bytes rest = share - chunk * k;
-      const sim::Bytes c = rest < chunk ? rest : chunk;
+      const sim::Bytes c = chunk_size(share, chunk, k);
       for (int r : by_depth) {
         if (t.parent[r] < 0) continue;
         const auto sent = b.send(r, t.parent[r], c, {prev_up[r]}, flow_base + r, up_label, cap, true);
