@@ -61,14 +61,16 @@ struct Search {
       take(path, +1);
       return;
     }
-    const std::vector<int>* prev = cycles.empty() ? nullptr : &cycles.back();
+    // The previous cycle by index: nested calls push onto `cycles` (and pop again), which
+    // may reallocate it, so a pointer would dangle.
+    const std::size_t prev = cycles.size();
     const int pos = static_cast<int>(path.size());
     for (int w = 1; w < n; ++w) {
       if (used[w] || units[v][w] == 0) continue;
-      if (tight && prev && w < (*prev)[pos]) continue;
+      if (tight && prev && w < cycles[prev - 1][pos]) continue;
       used[w] = 1;
       path.push_back(w);
-      extend(path, used, tight && prev && w == (*prev)[pos]);
+      extend(path, used, tight && prev && w == cycles[prev - 1][pos]);
       path.pop_back();
       used[w] = 0;
       if (steps > kBudget || static_cast<int>(best.size()) >= bound) return;
