@@ -7,6 +7,7 @@ WIRESIM_ASAN_BUILD=${WIRESIM_ASAN_BUILD:-$WIRESIM_ROOT/build-asan}
 WIRESIM_PACKAGES+=(clang-14 libclang-rt-14-dev)
 # Leaks are errors too; a failed allocation throws (std::bad_alloc) rather than aborting.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1:detect_stack_use_after_return=0}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$WIRESIM_ROOT/tools/lsan.supp:print_suppressions=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 # Configures build-asan when needed, then builds the given targets (all when none).
