@@ -452,6 +452,7 @@ std::vector<std::string> data_files(const std::vector<std::string>& paths) {
       std::sort(in_dir.begin(), in_dir.end());
       files.insert(files.end(), in_dir.begin(), in_dir.end());
     } else {
+      if (!fs::exists(p)) throw InputError(p, 0, 0, "no such file or folder");
       files.push_back(p);
     }
   }
@@ -493,6 +494,12 @@ int run_validate(ValidateOptions o) {
     }
     if (!r.skipped && !o.plot.empty()) write_svg(o.plot, r);
     results.push_back(std::move(r));
+  }
+  // Nothing validated at all: that is bad input, not a report (one line, exit 2).
+  const bool any = std::any_of(results.begin(), results.end(), [](const Result& r) { return !r.skipped; });
+  if (!any) {
+    if (results.empty()) throw InputError(fmt::format("no data sets to validate in {}", fmt::join(o.paths, ", ")));
+    throw InputError(results.front().file, 0, 0, *results.front().skipped);
   }
   if (o.format == "csv") print_csv(results);
   else if (o.format == "json") print_json(results);
