@@ -60,3 +60,14 @@ TEST_CASE("run: shipped scenarios are byte-identical across runs") {
       for (const std::string format : {"table", "json"})
         expect_identical_runs("run " + entry.path().string() + " --format " + format);
 }
+
+TEST_CASE("sweep: the same ranking whatever the thread count, run after run") {
+  // Layouts finish in a different order on 1, 2 and 4 threads; the ranking sorts by the
+  // objective and then by enumeration order, so the output must not change.
+  const std::string base = "sweep --topo topologies/cluster-h100-ib.yaml --set nodes=2 --model "
+                           "scenarios/models/mixtral-8x7b.yaml --peak-flops 989TFLOP/s --format json --threads ";
+  const Run one = wiresim(base + "1");
+  REQUIRE(one.exit_code == 0);
+  for (const std::string threads : {"2", "4"}) expect_identical_runs(base + threads);
+  CHECK(wiresim(base + "4").out == one.out);
+}
