@@ -105,9 +105,19 @@ void erase_key(Value& map, std::string_view key) {
 
 Value expand_includes(Value doc, const fs::path& path, std::vector<fs::path>& stack);
 
+// The path with symlinks and dot segments resolved, for cycle detection; a path the system
+// cannot resolve (too long, say) is bad input at the place that named it.
+fs::path resolved(const fs::path& path, const Position& at) {
+  try {
+    return fs::weakly_canonical(path);
+  } catch (const fs::filesystem_error& e) {
+    fail(at, fmt::format("cannot use the path '{}': {}", path.string().substr(0, 200), e.code().message()));
+  }
+}
+
 Value read_with_includes(const fs::path& path, std::vector<fs::path>& stack,
                          const Position& included_at) {
-  const fs::path canonical = fs::weakly_canonical(path);
+  const fs::path canonical = resolved(path, included_at);
   if (std::find(stack.begin(), stack.end(), canonical) != stack.end()) {
     std::string chain;
     for (const auto& p : stack) chain += p.filename().string() + " -> ";
@@ -129,7 +139,7 @@ Value read_with_includes(const fs::path& path, std::vector<fs::path>& stack,
 }
 
 Value expand_includes(Value doc, const fs::path& path, std::vector<fs::path>& stack) {
-  const fs::path canonical = fs::weakly_canonical(path);
+  const fs::path canonical = resolved(path, doc.at);
   const Value* include = find(doc, "include");
   if (!include) return doc;
 

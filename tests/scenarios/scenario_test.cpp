@@ -176,3 +176,9 @@ TEST_CASE("disaggregation: shipping the KV cache layer by layer hides it behind 
   CHECK(all.step.count() - layer.step.count() > 2e-3);
   CHECK(layer.exposed_comm.count() == doctest::Approx(layer.step.count() - layer.compute.count()));
 }
+
+TEST_CASE("regression (fuzz_scenario): an include path the system cannot resolve is bad input") {
+  // Found by libFuzzer: `include:` with a name too long for the file system made
+  // std::filesystem throw past the reader; it must be an InputError at the include.
+  CHECK_THROWS_AS(load_scenario(repo("tests/data/fuzz/scenario-long-include-path.yaml")), sim::InputError);
+}
