@@ -97,12 +97,7 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
   switch (choice.algorithm) {
     case Algorithm::ring: {
       if (problem.op == Collective::broadcast || problem.op == Collective::reduce) {
-        std::vector<int> order = ring_order(by_node, 0, 1);
-        std::rotate(order.begin(), std::find(order.begin(), order.end(), problem.root), order.end());
-        if (problem.op == Collective::reduce) {
-          std::reverse(order.begin() + 1, order.end());
-          std::rotate(order.begin(), order.begin() + 1, order.end());
-        }
+        const std::vector<int> order = chain_order(by_node, problem.op, problem.root);
         const int hops = n - 1;
         std::vector<Edge> edges;
         for (int i = 0; i < hops; ++i) edges.push_back({order[i], order[i + 1], static_cast<std::uint32_t>(i)});

@@ -357,6 +357,17 @@ std::vector<std::vector<int>> ring_orders(const Machine& machine, const Problem&
   return orders;
 }
 
+std::vector<int> chain_order(const std::vector<std::vector<int>>& by_node, Collective op, int root) {
+  std::vector<int> order = ring_order(by_node, 0, 1);
+  std::rotate(order.begin(), std::find(order.begin(), order.end(), root), order.end());
+  if (op == Collective::reduce) {
+    // Data flows towards the root: the root is the chain's last rank.
+    std::reverse(order.begin() + 1, order.end());
+    std::rotate(order.begin(), order.begin() + 1, order.end());
+  }
+  return order;
+}
+
 int ring_instances(const Machine& machine, const Problem& problem, int channels) {
   return static_cast<int>(ring_orders(machine, problem, channels).size());
 }

@@ -179,6 +179,9 @@ std::vector<int> ring_order(const std::vector<std::vector<int>>& by_node, int r,
 // more than a node has mesh cycles); on meshes each instance enters and leaves every node at
 // the same GPUs, chosen so that every NIC sends and receives one instance.
 std::vector<std::vector<int>> ring_orders(const Machine& machine, const Problem& problem, int channels);
+// The chain a broadcast (from the root, first) or a reduce (towards the root, last) follows:
+// the ring's order starting at the root, reversed for a reduce.
+std::vector<int> chain_order(const std::vector<std::vector<int>>& by_node, Collective op, int root);
 // Ring instances to build: ring_orders(...).size().
 int ring_instances(const Machine& machine, const Problem& problem, int channels);
 // Buffer steps per ring chunk: 4 for Simple all_reduce/all_gather/reduce_scatter, else 1.

@@ -126,14 +126,7 @@ void expand_ring(PlanBuilder& b, Plan& plan) {
   const auto by_node = ranks_by_node(b.machine(), problem);
   const int n = static_cast<int>(problem.ranks.size());
   if (problem.op == Collective::broadcast || problem.op == Collective::reduce) {
-    std::vector<int> order = ring_order(by_node, 0, 1);
-    std::rotate(order.begin(), std::find(order.begin(), order.end(), problem.root), order.end());
-    if (problem.op == Collective::reduce) {
-      // Data flows towards the root: the root is the chain's last rank.
-      std::reverse(order.begin() + 1, order.end());
-      std::rotate(order.begin(), order.begin() + 1, order.end());
-    }
-    build_chain(b, plan, order, problem.op == Collective::reduce);
+    build_chain(b, plan, chain_order(by_node, problem.op, problem.root), problem.op == Collective::reduce);
     return;
   }
   const auto orders = ring_orders(b.machine(), problem, b.choice().channels);
