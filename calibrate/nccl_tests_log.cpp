@@ -259,7 +259,13 @@ void Reader::row(const std::vector<Token>& t) {
   }
   r.type = std::string(t[l.type].text);
   r.redop = std::string(t[l.redop].text);
-  if (l.root >= 0) r.root = static_cast<int>(number(t[l.root], "root"));
+  if (l.root >= 0) {
+    // nccl-tests prints -1 for "no root"; anything else is a rank index.
+    const auto root = to_number<long long>(t[l.root].text);
+    if (!root || *root < -1 || *root > 1'000'000)
+      fail(t[l.root].column, fmt::format("root: expected -1 or a rank index, got '{}'", t[l.root].text));
+    r.root = static_cast<int>(*root);
+  }
   r.out_of_place = *sample(t, l.groups[0], false);
   r.in_place = sample(t, l.groups[1], true);
   if (r.out_of_place.time.count() <= 0.0) fail(t[l.groups[0].time].column, "time (us): must be positive");

@@ -52,9 +52,9 @@ class RowParser {
     r.src = text(f[1], "src");
     r.dst = text(f[2], "dst");
     r.tier = text(f[3], "tier");
-    r.ranks = static_cast<int>(number(f[4], "ranks", 1.0));
+    r.ranks = count(f[4], "ranks");
     r.bytes = sim::Bytes(number(f[5], "bytes", 0.0));
-    r.repeats = static_cast<int>(number(f[6], "repeats", 1.0));
+    r.repeats = count(f[6], "repeats");
     r.median = sim::Seconds(number(f[7], "median_us", 0.0) * 1e-6);
     r.min = sim::Seconds(number(f[8], "min_us", 0.0) * 1e-6);
     r.max = sim::Seconds(number(f[9], "max_us", 0.0) * 1e-6);
@@ -79,6 +79,13 @@ class RowParser {
       fail(f.column, fmt::format("{}: expected a number, got '{}'", name, f.text));
     if (v < minimum) fail(f.column, fmt::format("{}: expected at least {}, got '{}'", name, minimum, f.text));
     return v;
+  }
+
+  // A whole number from 1 to 10^9 (ranks, repeats): anything else is not a count.
+  int count(const Field& f, std::string_view name) const {
+    const double v = number(f, name, 1.0);
+    if (v != std::floor(v) || v > 1e9) fail(f.column, fmt::format("{}: expected a whole number from 1 to 10^9, got '{}'", name, f.text));
+    return static_cast<int>(v);
   }
 
   const std::string& source_;

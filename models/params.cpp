@@ -1,5 +1,6 @@
 #include "models/params.h"
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -57,6 +58,13 @@ struct Reader {
       fail(node, fmt::format("{}: expected a number", where));
     }
   }
+  // A whole number in [minimum, maximum]; a fraction or a huge value is bad input, never a cast.
+  int count(const YAML::Node& node, const std::string& where, int minimum, int maximum) const {
+    const double v = number(node, where);
+    if (v != std::floor(v) || v < minimum || v > maximum)
+      fail(node, fmt::format("{}: expected a whole number from {} to {}", where, minimum, maximum));
+    return static_cast<int>(v);
+  }
   template <typename T, typename Parse>
   std::array<T, 3> triple(const YAML::Node& node, Parse parse, const std::string& where) const {
     if (!node.IsSequence() || node.size() != 3)
@@ -75,15 +83,14 @@ ArchParams read_arch(const Reader& r, const YAML::Node& n, const std::string& wh
   r.only_keys(n, {"channels", "nvls_channels", "nvls_efficiency", "ll_max", "ll128_per_channel",
                   "link_efficiency", "shm_bandwidth"}, where);
   ArchParams a;
-  a.channels = static_cast<int>(r.number(r.need(n, "channels", where), where + ".channels"));
-  a.nvls_channels = static_cast<int>(r.number(r.need(n, "nvls_channels", where), where + ".nvls_channels"));
+  a.channels = r.count(r.need(n, "channels", where), where + ".channels", 1, 64);
+  a.nvls_channels = r.count(r.need(n, "nvls_channels", where), where + ".nvls_channels", 1, 1024);
   a.nvls_efficiency = r.number(r.need(n, "nvls_efficiency", where), where + ".nvls_efficiency");
   a.ll_max = r.triple<sim::BytesPerSec>(r.need(n, "ll_max", where), rate_of, where + ".ll_max");
   a.ll128_per_channel = r.scalar<sim::BytesPerSec>(r.need(n, "ll128_per_channel", where), rate_of,
                                                    where + ".ll128_per_channel");
   if (n["shm_bandwidth"])
     a.shm_bandwidth = r.scalar<sim::BytesPerSec>(n["shm_bandwidth"], rate_of, where + ".shm_bandwidth");
-  if (a.channels < 1 || a.channels > 64) r.fail(n["channels"], where + ".channels: expected 1..64");
   const auto eff = r.need(n, "link_efficiency", where);
   if (!eff.IsMap()) r.fail(eff, where + ".link_efficiency: expected a mapping tier: fraction");
   for (const auto& kv : eff) {
@@ -159,13 +166,12 @@ Params parse_params(std::string_view yaml_text, const std::string& source) {
     ProtocolParams& pp = p.protocols[static_cast<int>(proto)];
     pp.payload = r.number(r.need(n, "payload", where), where + ".payload");
     pp.step = r.scalar<sim::Bytes>(r.need(n, "step", where), size_of, where + ".step");
-    pp.slots = static_cast<int>(r.number(r.need(n, "slots", where), where + ".slots"));
+    pp.slots = r.count(r.need(n, "slots", where), where + ".slots", 1, 1024);
     if (!(pp.payload > 0.0 && pp.payload <= 1.0)) r.fail(n["payload"], where + ".payload: expected a fraction in (0, 1]");
     if (pp.step.count() < 1.0) r.fail(n["step"], where + ".step: expected at least 1B");
-    if (pp.slots < 1) r.fail(n["slots"], where + ".slots: expected at least 1");
   }
-  p.ring_simple_chunk_steps = static_cast<int>(
-      r.number(r.need(root, "ring_simple_chunk_steps", "parameters"), "ring_simple_chunk_steps"));
+  p.ring_simple_chunk_steps =
+      r.count(r.need(root, "ring_simple_chunk_steps", "parameters"), "ring_simple_chunk_steps", 1, 1024);
   p.nvls_chunk = r.scalar<sim::Bytes>(r.need(root, "nvls_chunk", "parameters"), size_of, "nvls_chunk");
   const auto p2p = r.need(root, "p2p_chunk", "parameters");
   r.only_keys(p2p, {"nvlink", "pcie", "net"}, "p2p_chunk");

@@ -169,6 +169,16 @@ TEST_CASE("a malformed log is refused at its line, with a reason") {
   CHECK(bad_rank.message().find("process id") != std::string::npos);
 }
 
+TEST_CASE("a root that is not a rank index is refused, not cast") {
+  // The fuzzer found -1.1e115 here (a double far outside int): it must be bad input at its column.
+  const InputError huge = error_of(kHeader + "64 16 float none -1.11111e+115 10.0 0.00 0.00 0 10.0 0.00 0.00 0\n");
+  CHECK(huge.line() == 3);
+  CHECK(huge.column() == 18);
+  CHECK(huge.message().find("root: expected -1 or a rank index") != std::string::npos);
+  CHECK(error_of(kHeader + "64 16 float none 1.5 10.0 0.00 0.00 0 10.0 0.00 0.00 0\n").line() == 3);
+  CHECK(error_of(kHeader + "64 16 float none -2 10.0 0.00 0.00 0 10.0 0.00 0.00 0\n").line() == 3);
+}
+
 TEST_CASE("logs are told apart from other files") {
   std::istringstream log(kHeader), csv("kind,src,dst\nh2d_pinned,host,gpu0\n");
   CHECK(looks_like_nccl_tests_log(log));

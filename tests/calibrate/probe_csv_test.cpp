@@ -101,6 +101,13 @@ TEST_CASE("a bad probe CSV is refused at its line and column") {
   const InputError order = error_of(header + "h2d_pinned,host,gpu0,pcie,1,8,20,3.0,1.9,2.5\n");
   CHECK(order.message().find("min_us <= median_us <= max_us") != std::string::npos);
 
+  // ranks and repeats are counts: a fraction or a number past int is refused, never cast.
+  const InputError huge = error_of(header + "h2d_pinned,host,gpu0,pcie,1e300,8,20,2.0,1.9,2.5\n");
+  CHECK(huge.column() == 27);
+  CHECK(huge.message().find("ranks: expected a whole number") != std::string::npos);
+  CHECK(error_of(header + "h2d_pinned,host,gpu0,pcie,1,8,2.5,2.0,1.9,2.5\n").message().find("repeats") !=
+        std::string::npos);
+
   const InputError no_header = error_of("kind,src\n");
   CHECK(no_header.line() == 1);
 }
