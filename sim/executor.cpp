@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <functional>
 #include <optional>
+#include <queue>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -94,6 +97,7 @@ class Executor {
 
   // After the instant's changes: one reshare, then the statistics and checks.
   void settle(SimTime now) {
+    if (!idle_with_work_.empty()) dispatch(now);
     network_.reshare(now);
     result_.peak_concurrent_transfers =
         std::max(result_.peak_concurrent_transfers, network_.active_flows());
@@ -105,6 +109,14 @@ class Executor {
     result_.nodes[id].start = to_seconds(now);
     const DagNode& node = dag_.node(id);
     if (node.kind == NodeKind::delay) {
+      const auto bound = dag_.binding(id);
+      if (bound.processor != TransferDag::kNoProcessor) {
+        // Queued until the end of the instant, so that every node ready now competes.
+        Processor& p = processors_[bound.processor];
+        p.ready.push((static_cast<std::uint64_t>(bound.priority) << 32) | id);
+        if (!p.busy) idle_with_work_.push_back(bound.processor);
+        return;
+      }
       queue_.push(now + to_sim_time(node.latency), id, kEnd);
       return;
     }
@@ -142,12 +154,37 @@ class Executor {
     result_.nodes[id].end = to_seconds(now);
     makespan_ = std::max(makespan_, now);
     ++done_;
+    if (dag_.has_processors()) release(id);
     for (const NodeId next : dag_.successors(id)) {
       if (audit_ && (waiting_[next] == 0 || waiting_[next] >= kStarted))
         throw std::logic_error(fmt::format("{} released more often than it has predecessors",
                                            dag_.describe(next)));
       if (--waiting_[next] == 0) start(next, now);
     }
+  }
+
+  // A bound node ended: its processor is free for the next waiting node.
+  void release(NodeId id) {
+    const auto bound = dag_.binding(id);
+    if (bound.processor == TransferDag::kNoProcessor) return;
+    Processor& p = processors_[bound.processor];
+    p.busy = false;
+    if (!p.ready.empty()) idle_with_work_.push_back(bound.processor);
+  }
+
+  // End of an instant: each idle processor with waiting nodes starts the lowest priority one.
+  void dispatch(SimTime now) {
+    std::sort(idle_with_work_.begin(), idle_with_work_.end());   // a reproducible order
+    for (const std::uint32_t id : idle_with_work_) {
+      Processor& p = processors_[id];
+      if (p.busy || p.ready.empty()) continue;
+      const auto next = static_cast<NodeId>(p.ready.top() & 0xffffffffu);
+      p.ready.pop();
+      p.busy = true;
+      result_.nodes[next].start = to_seconds(now);
+      queue_.push(now + to_sim_time(dag_.node(next).latency), next, kEnd);
+    }
+    idle_with_work_.clear();
   }
 
   void check_routes() const {
@@ -212,6 +249,13 @@ class Executor {
   Network network_;
   EventQueue queue_;
   bool audit_;
+  struct Processor {
+    bool busy = false;
+    // Ready nodes waiting: (priority << 32 | id), smallest first.
+    std::priority_queue<std::uint64_t, std::vector<std::uint64_t>, std::greater<>> ready;
+  };
+  std::unordered_map<std::uint32_t, Processor> processors_;
+  std::vector<std::uint32_t> idle_with_work_;   // processors to dispatch at the end of the instant
   std::vector<std::uint32_t> waiting_;  // predecessors not ended yet, or kStarted, kDone
   std::vector<std::uint32_t> completed_;
   std::size_t done_ = 0;

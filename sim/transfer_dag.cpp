@@ -58,6 +58,15 @@ TransferDag::TransferDag() {
   label_index_.emplace("", 0);
 }
 
+void TransferDag::set_processor(NodeId id, std::uint32_t processor, std::uint32_t priority) {
+  if (id >= nodes_.size()) throw std::out_of_range(fmt::format("set_processor: no node {}", id));
+  if (nodes_[id].kind != NodeKind::delay)
+    throw std::invalid_argument(fmt::format("set_processor: {} is a transfer; only delays run on a processor", describe(id)));
+  if (processor == kNoProcessor) throw std::invalid_argument("set_processor: processor id 2^32-1 is reserved");
+  if (bindings_.size() <= id) bindings_.resize(id + 1);
+  bindings_[id] = {processor, priority};
+}
+
 NodeId TransferDag::add_transfer(std::span<const LinkId> links, Bytes bytes,
                                  std::optional<Seconds> latency, BytesPerSec rate_cap,
                                  LabelId label, std::uint32_t track, std::uint32_t peer) {

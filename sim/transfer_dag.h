@@ -3,6 +3,12 @@
 // starts when all its predecessors have ended. run_dag() (sim/executor.h) plays it on a
 // Network and records each node's start and end.
 //
+// A delay node may be bound to a processor (a GPU's compute engine): it then runs only while
+// no other node bound to the same processor runs. When the processor frees, the waiting
+// ready node with the lowest priority value starts (ties: lowest id) — greedy list
+// scheduling, so a later micro-batch's kernel fills the gap while an earlier one waits on
+// the wire. A waiting node's start is when it got the processor, not when it became ready.
+//
 // A transfer pays its latency first (by default the sum of its links' latencies, which is
 // right for a path; a multicast tree passes its deepest root-to-leaf latency explicitly),
 // then its bytes flow at the max-min fair rate it is allotted on every one of its links,
@@ -60,6 +66,16 @@ class TransferDag {
   NodeId add_delay(Seconds duration, LabelId label = 0, std::uint32_t track = 0);
   // `after` starts only once `before` has ended.
   void add_dependency(NodeId before, NodeId after);
+  // Binds delay node `id` to `processor` (one node at a time on it; lowest priority first).
+  void set_processor(NodeId id, std::uint32_t processor, std::uint32_t priority = 0);
+  struct Binding {
+    std::uint32_t processor = kNoProcessor;
+    std::uint32_t priority = 0;
+  };
+  static constexpr std::uint32_t kNoProcessor = 0xffffffffu;
+  // kNoProcessor when unbound. Costs no memory for a DAG with no bound node.
+  Binding binding(NodeId id) const { return id < bindings_.size() ? bindings_[id] : Binding{}; }
+  bool has_processors() const { return !bindings_.empty(); }
 
   // Labels name what nodes are ("all_reduce ring step", "launch"); interned, 65,535 at most.
   LabelId intern_label(std::string_view label);
@@ -86,6 +102,7 @@ class TransferDag {
   std::vector<DagNode> nodes_;
   std::vector<bool> explicit_latency_;
   std::vector<LinkId> link_pool_;  // every node's links, back to back
+  std::vector<Binding> bindings_;  // empty, or one per node up to the last bound one
   // Edges added since the last freeze(); freeze() merges them into the CSR lists and
   // empties this, so a frozen DAG holds each edge twice (4 bytes each way), not three times.
   mutable std::vector<std::pair<NodeId, NodeId>> edges_;
