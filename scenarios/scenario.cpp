@@ -21,7 +21,8 @@ constexpr std::array<std::string_view, 10> kTopKeys{"name", "description", "topo
 constexpr std::array<std::string_view, 12> kModelKeys{"name",    "hidden",     "layers",    "heads",
                                                       "kv_heads", "ffn",       "dtype",     "experts",
                                                       "top_k",   "expert_ffn", "moe_every", "routing"};
-constexpr std::array<std::string_view, 6> kWorkloadKeys{"phase", "tokens", "batch", "context", "bytes", "disaggregation"};
+constexpr std::array<std::string_view, 7> kWorkloadKeys{"phase",          "tokens", "batch",        "context",
+                                                        "micro_batches", "bytes",  "disaggregation"};
 constexpr std::array<std::string_view, 2> kDisaggregationKeys{"decode_offset", "kv_transfer"};
 constexpr std::array<std::string_view, 5> kLayoutKeys{"tp", "ep", "pp", "dp", "placement"};
 constexpr std::array<std::string_view, 3> kComputeKeys{"layer_time", "peak_flops", "memory_bandwidth"};
@@ -244,6 +245,12 @@ Scenario load_scenario(const std::string& path, const std::map<std::string, std:
     }
   } else {
     topo::fail(*topo::find(w, "phase"), fmt::format("workload.phase: expected prefill, decode or load, got '{}'", phase));
+  }
+  if (const Value* mb = topo::find(w, "micro_batches")) {
+    if (s.workload.phase == Phase::load) topo::fail(*mb, "workload.micro_batches: applies to a prefill or a decode, not a load");
+    const long most = s.workload.phase == Phase::prefill ? s.workload.tokens : s.workload.batch;
+    s.workload.micro_batches = static_cast<int>(topo::as_count(
+        *mb, "workload.micro_batches", 1, std::min(most, 1024L)));
   }
   if (const Value* dis = topo::find(w, "disaggregation")) {
     if (s.workload.phase != Phase::prefill)

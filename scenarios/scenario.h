@@ -50,6 +50,11 @@ struct Workload {
   // the rest of the prefill) or all at once at the end. 0: no disaggregation.
   int decode_offset = 0;
   bool kv_layer_by_layer = true;
+  // The batch split into this many micro-batches that flow one behind the other: pipeline
+  // stages work on different micro-batches at once, and a GPU computes one micro-batch
+  // while another's collectives are on the wire (two micro-batches ping-ponging EP
+  // all_to_all with expert compute). 1: the whole batch at once.
+  int micro_batches = 1;
 };
 
 enum class Placement { pack, spread, explicit_map };

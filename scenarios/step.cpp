@@ -35,20 +35,47 @@ struct Instance {
 
 class StepBuilder {
  public:
-  StepBuilder(const models::Machine& machine, StepMethod method, const Scenario& s)
-      : machine_(machine), method_(method), scenario_(s) {}
+  // free_comm: every collective and send takes no time (the compute-bound step).
+  StepBuilder(const models::Machine& machine, StepMethod method, const Scenario& s, bool free_comm = false)
+      : machine_(machine), method_(method), scenario_(s), free_comm_(free_comm) {}
 
-  NodeId compute(sim::Seconds t, std::initializer_list<NodeId> after, std::uint32_t track) {
-    const NodeId n = dag_.add_delay(t, dag_.intern_label("compute"), track);
+  // A zero-time marker on `track` after `after` (a join, a handover).
+  NodeId mark(std::initializer_list<NodeId> after, std::uint32_t track) {
+    const NodeId n = dag_.add_delay(sim::Seconds{0.0}, dag_.intern_label("compute"), track);
     for (auto a : after)
       if (a != kNone) dag_.add_dependency(a, n);
     return n;
+  }
+
+  // `t` of compute on every GPU of `gpus`, after `after`; returns the node that ends when all
+  // have. Each GPU runs one kernel at a time: micro-batch k's kernel waits while another runs,
+  // and among waiting kernels the lowest micro-batch goes first.
+  NodeId compute(sim::Seconds t, const std::vector<int>& gpus, NodeId after, int micro_batch) {
+    if (t.count() <= 0.0) return mark({after}, static_cast<std::uint32_t>(gpus.front()));
+    const auto label = dag_.intern_label("compute");
+    std::vector<NodeId> kernels;
+    for (int g : gpus) {
+      const NodeId n = dag_.add_delay(t, label, static_cast<std::uint32_t>(g));
+      dag_.set_processor(n, static_cast<std::uint32_t>(g), static_cast<std::uint32_t>(micro_batch));
+      if (after != kNone) dag_.add_dependency(after, n);
+      kernels.push_back(n);
+    }
+    if (kernels.size() == 1) return kernels.front();
+    const NodeId join = mark({}, static_cast<std::uint32_t>(gpus.front()));
+    for (NodeId n : kernels) dag_.add_dependency(n, join);
+    return join;
   }
 
   // Appends a collective over `gpus` (indices into graph.gpus()) that starts after `after`.
   NodeId collective(const std::string& kind, int replica, models::Collective op, sim::Bytes size,
                     const std::vector<int>& gpus, const std::vector<NodeId>& after,
                     const std::vector<double>& matrix = {}) {
+    if (free_comm_) {
+      const NodeId n = mark({}, static_cast<std::uint32_t>(gpus.front()));
+      for (NodeId a : after)
+        if (a != kNone) dag_.add_dependency(a, n);
+      return n;
+    }
     models::Problem problem;
     problem.op = op;
     problem.size = size;
@@ -86,6 +113,7 @@ class StepBuilder {
 
   // One point-to-point send (a pipeline-stage handover).
   NodeId send(int from, int to, sim::Bytes bytes, NodeId after, const std::string& kind = "pp_send_recv") {
+    if (free_comm_) return mark({after}, static_cast<std::uint32_t>(from));
     return collective_p2p(from, to, bytes, after, kind);
   }
 
@@ -178,6 +206,7 @@ class StepBuilder {
   const models::Machine& machine_;
   StepMethod method_;
   const Scenario& scenario_;
+  bool free_comm_;
   sim::TransferDag dag_;
   std::map<std::tuple<int, double, std::vector<topo::DeviceId>, std::vector<double>>, Part> cache_;
   std::vector<Instance> instances_;
@@ -192,10 +221,12 @@ struct LayerCompute {
   sim::Seconds experts;
 };
 
-LayerCompute layer_compute(const Scenario& s, double tokens) {
+// `tokens` is one micro-batch's; a given layer_time is for the whole batch and scales with
+// the micro-batch's share of it (`share`).
+LayerCompute layer_compute(const Scenario& s, double tokens, double share) {
   LayerCompute c;
   if (s.compute.layer_time) {
-    c.attention = c.mlp = c.experts = *s.compute.layer_time / 2.0;
+    c.attention = c.mlp = c.experts = *s.compute.layer_time * (share / 2.0);
     return c;
   }
   if (s.compute.peak_flops <= 0.0) return c;
@@ -317,6 +348,128 @@ std::vector<int> place_ranks(const Layout& layout, const topo::LinkGraph& graph)
   return out;
 }
 
+namespace {
+
+// Total length of a set of [start, end] intervals, overlaps counted once.
+double union_length(std::vector<std::pair<double, double>>& spans) {
+  std::sort(spans.begin(), spans.end());
+  double total = 0.0, from = 0.0, to = -1.0;
+  for (const auto& [a, e] : spans) {
+    if (a > to) {
+      if (to > from) total += to - from;
+      from = a;
+      to = e;
+    } else {
+      to = std::max(to, e);
+    }
+  }
+  if (to > from) total += to - from;
+  return total;
+}
+
+// Tokens of micro-batch k of m: as even a split as whole tokens allow.
+double micro_batch_tokens(long tokens, int m, int k) { return static_cast<double>(tokens / m + (k < tokens % m ? 1 : 0)); }
+
+// Appends the whole step to `b`: per micro-batch, per stage, per layer, the compute and the
+// collectives of every replica. A micro-batch's chain is the data dependency; GPUs share
+// themselves between micro-batches through the processors of StepBuilder::compute.
+void build_step(StepBuilder& b, const Scenario& s, const std::vector<int>& gpu_of_rank) {
+  const Layout& l = s.layout;
+  const ModelShape& m = s.model;
+  const auto gpu = [&](int d, int p, int t) { return gpu_of_rank[(d * l.pp + p) * l.tp + t]; };
+  const long all_tokens = s.workload.phase == Phase::prefill ? s.workload.tokens : s.workload.batch;
+  const int micro_batches = s.workload.micro_batches;
+  const int layers_per_stage = m.layers / l.pp;
+  const int kv_target = s.workload.decode_offset > 0 ? s.workload.decode_offset : -1;
+  std::vector<NodeId> kv_sent;
+  for (int k = 0; k < micro_batches; ++k) {
+    const double tokens = micro_batch_tokens(all_tokens, micro_batches, k);
+    const sim::Bytes activations{tokens * m.hidden * m.dtype_bytes};
+    const LayerCompute lc = layer_compute(s, tokens, tokens / static_cast<double>(all_tokens));
+    // KV cache of one layer on one TP rank: K and V for every token, kv_heads / tp heads.
+    const sim::Bytes kv_layer{tokens * 2.0 * m.hidden * m.kv_heads / m.heads * m.dtype_bytes / l.tp};
+    std::vector<NodeId> ready(l.dp, kNone);
+    for (int p = 0; p < l.pp; ++p) {
+      for (int layer = p * layers_per_stage; layer < (p + 1) * layers_per_stage; ++layer) {
+        const bool moe = m.experts > 0 && (layer + 1) % m.moe_every == 0;
+        std::vector<int> tp_group(l.tp);
+        for (int d = 0; d < l.dp; ++d) {
+          for (int t = 0; t < l.tp; ++t) tp_group[t] = gpu(d, p, t);
+          ready[d] = b.compute(lc.attention, tp_group, ready[d], k);
+          // Disaggregation, layer by layer: this layer's K and V leave once attention made them.
+          if (kv_target >= 0 && s.workload.kv_layer_by_layer)
+            for (int t = 0; t < l.tp; ++t)
+              kv_sent.push_back(b.send(tp_group[t], tp_group[t] + kv_target, kv_layer, ready[d], "kv_transfer"));
+          if (l.tp > 1)
+            ready[d] = b.collective("tp_all_reduce", d, models::Collective::all_reduce, activations, tp_group, {ready[d]});
+        }
+        if (moe && l.ep > 1) {
+          // EP groups: the stage's ranks in (replica, tp) order, ep at a time.
+          const double per_rank = tokens / l.tp * m.top_k * m.hidden * m.dtype_bytes;
+          const auto matrix = dispatch_matrix(m, l.ep, per_rank);
+          for (int q0 = 0; q0 < l.tp * l.dp; q0 += l.ep) {
+            std::vector<int> group;
+            std::vector<NodeId> after;
+            for (int q = q0; q < q0 + l.ep; ++q) {
+              group.push_back(gpu(q / l.tp, p, q % l.tp));
+              if (q % l.tp == 0 || q == q0) after.push_back(ready[q / l.tp]);
+            }
+            const auto uniform = m.expert_load.empty() ? std::vector<double>{} : matrix;
+            NodeId n = b.collective("ep_all_to_all", q0 / l.tp, models::Collective::all_to_all, sim::Bytes{per_rank},
+                                    group, after, uniform);
+            n = b.compute(lc.experts, group, n, k);
+            // Combine sends every token back: the transpose of the dispatch.
+            std::vector<double> back;
+            if (!uniform.empty()) {
+              back.resize(uniform.size());
+              for (int i = 0; i < l.ep; ++i)
+                for (int j = 0; j < l.ep; ++j)
+                  back[static_cast<std::size_t>(j) * l.ep + i] = uniform[static_cast<std::size_t>(i) * l.ep + j];
+            }
+            n = b.collective("ep_all_to_all", q0 / l.tp, models::Collective::all_to_all, sim::Bytes{per_rank}, group,
+                             {n}, back);
+            for (int q = q0; q < q0 + l.ep; ++q) ready[q / l.tp] = n;
+          }
+        } else {
+          const sim::Seconds mlp = moe ? lc.experts : lc.mlp;
+          for (int d = 0; d < l.dp; ++d) {
+            for (int t = 0; t < l.tp; ++t) tp_group[t] = gpu(d, p, t);
+            ready[d] = b.compute(mlp, tp_group, ready[d], k);
+            if (l.tp > 1)
+              ready[d] = b.collective("tp_all_reduce", d, models::Collective::all_reduce, activations, tp_group, {ready[d]});
+          }
+        }
+      }
+      if (p + 1 < l.pp)
+        for (int d = 0; d < l.dp; ++d) {
+          const NodeId handed = b.mark({}, static_cast<std::uint32_t>(gpu(d, p + 1, 0)));
+          NodeId first = kNone;
+          for (int t = 0; t < l.tp; ++t) {
+            const NodeId sent = b.send(gpu(d, p, t), gpu(d, p + 1, t), activations / l.tp, ready[d]);
+            if (first == kNone) first = sent;
+            b.dag().add_dependency(sent, handed);
+          }
+          b.record("pp_send_recv", d, first, handed);
+          ready[d] = handed;
+        }
+    }
+    if (kv_target >= 0 && !s.workload.kv_layer_by_layer)
+      for (int d = 0; d < l.dp; ++d)
+        for (int p = 0; p < l.pp; ++p)
+          for (int t = 0; t < l.tp; ++t)
+            kv_sent.push_back(
+                b.send(gpu(d, p, t), gpu(d, p, t) + kv_target, kv_layer * layers_per_stage, ready[d], "kv_transfer"));
+  }
+  if (kv_target >= 0) {
+    const NodeId shipped = b.mark({}, static_cast<std::uint32_t>(gpu(0, 0, 0)));
+    for (NodeId n : kv_sent) b.dag().add_dependency(n, shipped);
+    b.record("kv_transfer", 0, kv_sent.front(), shipped);
+    b.by_collective()["kv_transfer"].algorithm = s.workload.kv_layer_by_layer ? "per layer" : "all at once";
+  }
+}
+
+}  // namespace
+
 StepResult run_step(const Scenario& s, const topo::LinkGraph& graph, const models::Params& params, StepMethod method) {
   const int gpus = static_cast<int>(graph.gpus().size());
   if (auto why = layout_problem(s.model, s.layout, gpus))
@@ -325,17 +478,7 @@ StepResult run_step(const Scenario& s, const topo::LinkGraph& graph, const model
   StepResult result;
   result.gpu_of_rank = place_ranks(s.layout, graph);
   if (s.workload.phase == Phase::load) return run_load(s, graph, machine, method, std::move(result));
-  StepBuilder b(machine, method, s);
   const Layout& l = s.layout;
-  const ModelShape& m = s.model;
-  const auto gpu = [&](int d, int p, int t) { return result.gpu_of_rank[(d * l.pp + p) * l.tp + t]; };
-  const double tokens = s.workload.phase == Phase::prefill ? static_cast<double>(s.workload.tokens)
-                                                           : static_cast<double>(s.workload.batch);
-  const sim::Bytes activations{tokens * m.hidden * m.dtype_bytes};
-  const LayerCompute lc = layer_compute(s, tokens);
-  const int layers_per_stage = m.layers / l.pp;
-  // KV cache of one layer on one TP rank: K and V for every token, kv_heads / tp heads.
-  const sim::Bytes kv_layer{tokens * 2.0 * m.hidden * m.kv_heads / m.heads * m.dtype_bytes / l.tp};
   const int kv_target = s.workload.decode_offset > 0 ? s.workload.decode_offset : -1;
   if (kv_target >= 0 && kv_target + l.gpus() > static_cast<int>(graph.gpus().size()))
     throw sim::InputError(s.file, 0, 0,
@@ -343,92 +486,30 @@ StepResult run_step(const Scenario& s, const topo::LinkGraph& graph, const model
                                       kv_target, kv_target + l.gpus() - 1, graph.gpus().size(), graph.source));
   if (kv_target >= 0 && l.placement != Placement::pack)
     throw sim::InputError(s.file, 0, 0, "workload.disaggregation: needs placement pack (decode GPUs are shifted ranks)");
-  std::vector<NodeId> kv_sent;
-  std::vector<NodeId> ready(l.dp, kNone);
-  sim::Seconds compute_path{0.0};
-  for (int p = 0; p < l.pp; ++p) {
-    for (int layer = p * layers_per_stage; layer < (p + 1) * layers_per_stage; ++layer) {
-      const bool moe = m.experts > 0 && (layer + 1) % m.moe_every == 0;
-      std::vector<int> tp_group(l.tp);
-      for (int d = 0; d < l.dp; ++d) {
-        for (int t = 0; t < l.tp; ++t) tp_group[t] = gpu(d, p, t);
-        ready[d] = b.compute(lc.attention, {ready[d]}, tp_group[0]);
-        // Disaggregation, layer by layer: this layer's K and V leave once attention made them.
-        if (kv_target >= 0 && s.workload.kv_layer_by_layer)
-          for (int t = 0; t < l.tp; ++t) kv_sent.push_back(b.send(tp_group[t], tp_group[t] + kv_target, kv_layer, ready[d], "kv_transfer"));
-        if (l.tp > 1) ready[d] = b.collective("tp_all_reduce", d, models::Collective::all_reduce, activations, tp_group, {ready[d]});
-      }
-      compute_path += lc.attention;
-      if (moe && l.ep > 1) {
-        // EP groups: the stage's ranks in (replica, tp) order, ep at a time.
-        const double per_rank = tokens / l.tp * m.top_k * m.hidden * m.dtype_bytes;
-        const auto matrix = dispatch_matrix(m, l.ep, per_rank);
-        for (int q0 = 0; q0 < l.tp * l.dp; q0 += l.ep) {
-          std::vector<int> group;
-          std::vector<NodeId> after;
-          for (int q = q0; q < q0 + l.ep; ++q) {
-            group.push_back(gpu(q / l.tp, p, q % l.tp));
-            if (q % l.tp == 0 || q == q0) after.push_back(ready[q / l.tp]);
-          }
-          const auto uniform = m.expert_load.empty() ? std::vector<double>{} : matrix;
-          NodeId n = b.collective("ep_all_to_all", q0 / l.tp, models::Collective::all_to_all, sim::Bytes{per_rank},
-                                  group, after, uniform);
-          n = b.compute(lc.experts, {n}, group[0]);
-          // Combine sends every token back: the transpose of the dispatch.
-          std::vector<double> back;
-          if (!uniform.empty()) {
-            back.resize(uniform.size());
-            for (int i = 0; i < l.ep; ++i)
-              for (int j = 0; j < l.ep; ++j) back[static_cast<std::size_t>(j) * l.ep + i] = uniform[static_cast<std::size_t>(i) * l.ep + j];
-          }
-          n = b.collective("ep_all_to_all", q0 / l.tp, models::Collective::all_to_all, sim::Bytes{per_rank}, group, {n},
-                           back);
-          for (int q = q0; q < q0 + l.ep; ++q) ready[q / l.tp] = n;
-        }
-        compute_path += lc.experts;
-      } else {
-        const sim::Seconds mlp = moe ? lc.experts : lc.mlp;
-        for (int d = 0; d < l.dp; ++d) {
-          for (int t = 0; t < l.tp; ++t) tp_group[t] = gpu(d, p, t);
-          ready[d] = b.compute(mlp, {ready[d]}, tp_group[0]);
-          if (l.tp > 1) ready[d] = b.collective("tp_all_reduce", d, models::Collective::all_reduce, activations, tp_group, {ready[d]});
-        }
-        compute_path += mlp;
-      }
-    }
-    if (p + 1 < l.pp)
-      for (int d = 0; d < l.dp; ++d) {
-        const NodeId handed = b.compute(sim::Seconds{0.0}, {}, gpu(d, p + 1, 0));
-        NodeId first = kNone;
-        for (int t = 0; t < l.tp; ++t) {
-          const NodeId sent = b.send(gpu(d, p, t), gpu(d, p + 1, t), activations / l.tp, ready[d]);
-          if (first == kNone) first = sent;
-          b.dag().add_dependency(sent, handed);
-        }
-        b.record("pp_send_recv", d, first, handed);
-        ready[d] = handed;
-      }
-  }
-  if (kv_target >= 0) {
-    const NodeId first = kv_sent.empty() ? kNone : kv_sent.front();
-    if (!s.workload.kv_layer_by_layer)
-      for (int d = 0; d < l.dp; ++d)
-        for (int p = 0; p < l.pp; ++p)
-          for (int t = 0; t < l.tp; ++t)
-            kv_sent.push_back(
-                b.send(gpu(d, p, t), gpu(d, p, t) + kv_target, kv_layer * layers_per_stage, ready[d], "kv_transfer"));
-    const NodeId shipped = b.compute(sim::Seconds{0.0}, {}, gpu(0, 0, 0));
-    for (NodeId n : kv_sent) b.dag().add_dependency(n, shipped);
-    b.record("kv_transfer", 0, first == kNone ? kv_sent.front() : first, shipped);
-    b.by_collective()["kv_transfer"].algorithm = s.workload.kv_layer_by_layer ? "per layer" : "all at once";
-  }
+  StepBuilder b(machine, method, s);
+  build_step(b, s, result.gpu_of_rank);
+  // The same step with communication free: what compute alone takes (with its pipeline
+  // bubbles and micro-batch interleaving); what the real step takes beyond it is exposed.
+  StepBuilder compute_only(machine, method, s, true);
+  build_step(compute_only, s, result.gpu_of_rank);
+  const double tokens = s.workload.phase == Phase::prefill ? static_cast<double>(s.workload.tokens)
+                                                           : static_cast<double>(s.workload.batch);
   sim::RunResult run = sim::run_dag(machine.links(), b.dag());
   result.step = run.makespan;
-  result.compute = compute_path;
+  result.compute = sim::run_dag(machine.links(), compute_only.dag()).makespan;
+  // Communication time is wall time with something in flight on replica 0: the union of the
+  // instances' intervals (per kind, and over all kinds), so that micro-batches' collectives
+  // that overlap one another are not counted twice.
+  std::map<std::string, std::vector<std::pair<double, double>>> spans;
   for (const auto& inst : b.instances())
     if (inst.replica == 0)
-      b.by_collective()[inst.kind].time += run.nodes[inst.done].end - run.nodes[inst.launch].start;
-  for (const auto& [kind, stats] : b.by_collective()) result.comm += stats.time;
+      spans[inst.kind].emplace_back(run.nodes[inst.launch].start.count(), run.nodes[inst.done].end.count());
+  std::vector<std::pair<double, double>> all;
+  for (auto& [kind, v] : spans) {
+    b.by_collective()[kind].time = sim::Seconds{union_length(v)};
+    all.insert(all.end(), v.begin(), v.end());
+  }
+  result.comm = sim::Seconds{union_length(all)};
   result.by_collective = b.by_collective();
   result.exposed_comm = result.step - result.compute;
   if (result.exposed_comm < sim::Seconds{0.0}) result.exposed_comm = sim::Seconds{0.0};

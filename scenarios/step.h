@@ -7,8 +7,12 @@
 //   MoE layer (ep > 1): attention, TP all_reduce, all_to_all dispatch of (T/tp)·top_k·h·b
 //   per rank (skewed by the experts' loads), expert compute, all_to_all combine;
 // between pipeline stages, each TP rank sends its (T/tp)·h·b activations to the next stage.
-// One prefill (or one decode iteration, T = batch) with no micro-batching: a stage starts
-// once the previous one has handed over.
+// One prefill (or one decode iteration, T = batch), split into workload.micro_batches that
+// flow one behind the other: a stage takes micro-batch k once the previous stage handed it
+// over; each GPU computes one kernel at a time, earliest micro-batch first among those
+// ready, so one micro-batch computes while another's collectives are on the wire.
+// Collectives are not serialised per communicator: those of different micro-batches that
+// overlap share the links max-min fairly.
 //
 // Methods: simulate (the event-driven run), analytic (each collective its closed-form time,
 // no contention between groups), naive (total traffic over the wire's quoted bandwidth, as a
@@ -35,7 +39,7 @@ enum class StepMethod { simulate, analytic, naive };
 struct CollectiveStats {
   int count = 0;               // in the whole step, all replicas
   sim::Bytes bytes;            // nccl-tests size summed
-  sim::Seconds time;           // summed duration along replica 0's path
+  sim::Seconds time;           // wall time with one in flight on replica 0 (overlaps once)
   std::string algorithm;       // "nvls/simple" (the tuner's choice; the last seen)
 };
 
@@ -46,8 +50,8 @@ struct TierStats {
 
 struct StepResult {
   sim::Seconds step;
-  sim::Seconds compute;        // compute on replica 0's path
-  sim::Seconds comm;           // collective durations on replica 0's path
+  sim::Seconds compute;        // the same step with communication free (bubbles included)
+  sim::Seconds comm;           // wall time with any collective in flight on replica 0
   sim::Seconds exposed_comm;   // step − compute
   std::map<std::string, CollectiveStats> by_collective;   // tp_all_reduce, ep_all_to_all, pp_send_recv
   std::map<std::string, TierStats> by_tier;

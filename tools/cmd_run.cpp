@@ -52,6 +52,7 @@ nlohmann::ordered_json to_json(const scenarios::Scenario& s, const std::string& 
                                                                 : "load";
   out["layout"] = {{"tp", s.layout.tp}, {"ep", s.layout.ep}, {"pp", s.layout.pp}, {"dp", s.layout.dp},
                    {"gpus", s.layout.gpus()}};
+  out["micro_batches"] = s.workload.micro_batches;
   out["step_time_ms"] = r.step.ms();
   out["comm_time_ms"] = r.comm.ms();
   out["exposed_comm_ms"] = r.exposed_comm.ms();
@@ -78,16 +79,19 @@ void print_table(const scenarios::Scenario& s, const std::string& topo, const st
   fmt::print("# model {}: hidden {}, {} layers, {} heads ({} kv), {}{}\n", m.name.empty() ? "?" : m.name, m.hidden,
              m.layers, m.heads, m.kv_heads, m.dtype,
              m.experts ? fmt::format(", {} experts top-{} ({} routing)", m.experts, m.top_k, m.routing) : "");
+  const std::string split =
+      s.workload.micro_batches > 1 ? fmt::format(" in {} micro-batches", s.workload.micro_batches) : "";
   if (s.workload.phase == scenarios::Phase::prefill)
-    fmt::print("# prefill of {} tokens per replica; layout {}\n", s.workload.tokens, layout_text(s.layout));
+    fmt::print("# prefill of {} tokens per replica{}; layout {}\n", s.workload.tokens, split, layout_text(s.layout));
   else if (s.workload.phase == scenarios::Phase::decode)
-    fmt::print("# decode of {} sequences per replica (context {}); layout {}\n", s.workload.batch, s.workload.context,
-               layout_text(s.layout));
+    fmt::print("# decode of {} sequences per replica (context {}){}; layout {}\n", s.workload.batch, s.workload.context,
+               split, layout_text(s.layout));
   else
     fmt::print("# load of the weights from host memory; layout {}\n", layout_text(s.layout));
   fmt::print("{:<24} {:>12.3f} ms\n", "step time", r.step.ms());
-  fmt::print("{:<24} {:>12.3f} ms   (exposed {:.3f} ms)\n", "communication", r.comm.ms(), r.exposed_comm.ms());
-  fmt::print("{:<24} {:>12.3f} ms\n", "compute", r.compute.ms());
+  fmt::print("{:<24} {:>12.3f} ms   (in flight on replica 0; exposed {:.3f} ms)\n", "communication", r.comm.ms(),
+             r.exposed_comm.ms());
+  fmt::print("{:<24} {:>12.3f} ms   (the step with communication free)\n", "compute", r.compute.ms());
   fmt::print("{:<24} {:>12.1f} tokens/s\n", "throughput", r.tokens_per_s);
   if (simulated)
     fmt::print("{:<24} {:>12.3f} ms   (the event-driven run of the same step)\n", "simulated step time",

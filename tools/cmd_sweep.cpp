@@ -1,5 +1,6 @@
 // wiresim sweep --topo T.yaml --model M.yaml --gpus N: every layout of the model on N GPUs,
 // simulated and ranked.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -35,6 +36,7 @@ struct SweepOptions {
   long tokens = 4096;
   long batch = 32;
   long context = 4096;
+  int micro_batches = 1;
   std::string objective = "step_time";
   std::string format = "table";
   std::string report;
@@ -61,6 +63,10 @@ int sweep(const SweepOptions& o) {
     throw InputError(fmt::format("--phase: expected prefill or decode, got '{}'", o.phase));
   }
   if (o.tokens < 1 || o.batch < 1 || o.context < 1) throw InputError("--tokens, --batch and --context must be positive");
+  const long most = spec.workload.phase == scenarios::Phase::prefill ? o.tokens : o.batch;
+  if (o.micro_batches < 1 || o.micro_batches > std::min(most, 1024L))
+    throw InputError(fmt::format("--micro-batches: expected 1 to {}, got {}", std::min(most, 1024L), o.micro_batches));
+  spec.workload.micro_batches = o.micro_batches;
   if (o.objective == "step_time") spec.objective = scenarios::Objective::step_time;
   else if (o.objective == "comm_time") spec.objective = scenarios::Objective::comm_time;
   else if (o.objective == "tokens_per_s") spec.objective = scenarios::Objective::tokens_per_s;
@@ -179,6 +185,8 @@ void add_sweep_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--tokens", o->tokens, "prefill tokens per replica (default 4096)");
   cmd->add_option("--batch", o->batch, "decode sequences per replica (default 32)");
   cmd->add_option("--context", o->context, "decode context length (default 4096)");
+  cmd->add_option("--micro-batches", o->micro_batches,
+                  "split the batch into this many micro-batches (pipeline stages and EP ping-pong overlap; default 1)");
   cmd->add_option("--objective", o->objective, "step_time (default), comm_time or tokens_per_s");
   cmd->add_option("--format", o->format, "table, csv or json");
   cmd->add_option("--report", o->report, "write a self-contained HTML report with SVG charts");
