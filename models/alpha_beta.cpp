@@ -40,7 +40,47 @@ std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& 
   return rates;
 }
 
-// Lock-step ring: every step waits for the slowest edge.
+// One ring pass, exactly as build_ring_pass schedules it, for rings whose hops differ (PIX
+// and SHM hops on a PCIe box, NVLink and NIC hops across nodes): each send starts once the
+// connection's previous send has left, its data has arrived (step 0 of a loop: the rank's
+// previous loop has ended) and a buffer slot is free; it ends after c / rate and arrives a
+// step latency (plus the reduction) later. The time is the latest rank's. Costs
+// loops x steps x n per ring.
+double ring_pass_time(const PlanBuilder& b, Collective op, int n, const std::vector<double>& rate,
+                      const std::vector<double>& latency, sim::Bytes block, sim::Bytes chunk, int slots) {
+  const int steps = op == Collective::all_reduce ? 2 * (n - 1) : n - 1;
+  const int loops = chunk_count(block, chunk);
+  std::vector<double> send_end(n, 0.0), loop_end(n, 0.0), arrive_in(n, 0.0), next_arrive(n, 0.0);
+  std::vector<std::vector<double>> consumed(n, std::vector<double>(slots, 0.0));
+  for (int k = 0; k < loops; ++k) {
+    const sim::Bytes c = chunk_size(block, chunk, k);
+    for (int s = 0; s < steps; ++s) {
+      const int j = k * steps + s;
+      const bool reducing = op == Collective::reduce_scatter || (op == Collective::all_reduce && s < n - 1);
+      const double reduction = reducing ? b.reduction_time(c).count() : 0.0;
+      for (int p = 0; p < n; ++p) {
+        const double data = s == 0 ? loop_end[p] : arrive_in[p];
+        const double slot = j >= slots ? consumed[p][j % slots] : 0.0;
+        const double end = std::max({send_end[p], data, slot}) + c.count() / rate[p];
+        const double arrival = end + latency[p] + reduction;
+        send_end[p] = end;
+        next_arrive[(p + 1) % n] = arrival;
+        if (s > 0) consumed[(p + n - 1) % n][(j - 1) % slots] = end;
+        if (s == steps - 1) consumed[p][j % slots] = arrival;
+      }
+      std::swap(arrive_in, next_arrive);
+    }
+    loop_end = arrive_in;
+  }
+  double t = 0.0;
+  for (int p = 0; p < n; ++p) t = std::max({t, send_end[p], loop_end[p]});
+  return t;
+}
+
+// A ring all_reduce/all_gather/reduce_scatter over `orders` (one ring each, sharing links).
+// Rings whose hops are all alike run in lock step — every step takes the slowest hop's time,
+// exact there; rings with unlike hops are played hop by hop (ring_pass_time) when that is
+// cheap enough, else also in lock step (an upper bound).
 double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vector<int>>& orders,
                  sim::Bytes block, sim::Bytes chunk, sim::BytesPerSec cap, std::uint32_t flow_base = 0) {
   std::vector<Edge> edges;
@@ -54,12 +94,29 @@ double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vec
   const int n = static_cast<int>(orders.front().size());
   const int steps = op == Collective::all_reduce ? 2 * (n - 1) : n - 1;
   const int loops = chunk_count(block, chunk);
+  std::vector<double> latency;
+  for (const auto& e : edges) latency.push_back(b.step_latency(e.from, e.to).count());
+  const bool alike = std::all_of(rates.begin(), rates.end(), [&](double r) { return r == rates.front(); }) &&
+                     std::all_of(latency.begin(), latency.end(), [&](double l) { return l == latency.front(); });
+  const double work = static_cast<double>(loops) * steps * static_cast<double>(edges.size());
+  if (!alike && work <= 4e6) {
+    const int slots = std::max(2, b.protocol().slots / ring_chunk_steps(b.machine().params(), b.choice(), op));
+    double t = 0.0;
+    std::size_t first = 0;
+    for (const auto& order : orders) {
+      const int m = static_cast<int>(order.size());
+      const std::vector<double> r(rates.begin() + first, rates.begin() + first + m);
+      const std::vector<double> l(latency.begin() + first, latency.begin() + first + m);
+      t = std::max(t, ring_pass_time(b, op, m, r, l, block, chunk, slots));
+      first += m;
+    }
+    return t;
+  }
   double t = 0.0;
   for (int k = 0; k < loops; ++k) {
     const sim::Bytes c = chunk_size(block, chunk, k);
     double step = 0.0;
-    for (std::size_t e = 0; e < edges.size(); ++e)
-      step = std::max(step, c.count() / rates[e] + b.step_latency(edges[e].from, edges[e].to).count());
+    for (std::size_t e = 0; e < edges.size(); ++e) step = std::max(step, c.count() / rates[e] + latency[e]);
     for (int s = 0; s < steps; ++s) {
       const bool reducing = op == Collective::reduce_scatter || (op == Collective::all_reduce && s < n - 1);
       t += step + (reducing ? b.reduction_time(c).count() : 0.0);

@@ -28,8 +28,16 @@ std::optional<topo::DeviceId> Machine::cpu_of(topo::DeviceId gpu) const {
 }
 
 bool Machine::staged(topo::DeviceId a, topo::DeviceId b) const {
-  return !p2p_ && a != b && graph_.device(a).kind == topo::DeviceKind::gpu &&
-         graph_.device(b).kind == topo::DeviceKind::gpu && node_of(a) == node_of(b) && cpu_of(a).has_value();
+  if (a == b || graph_.device(a).kind != topo::DeviceKind::gpu || graph_.device(b).kind != topo::DeviceKind::gpu ||
+      node_of(a) != node_of(b) || !cpu_of(a).has_value())
+    return false;
+  if (!p2p_) return true;
+  // P2P on: NCCL still stages through host memory where the path crosses a host bridge or
+  // the inter-socket link (PHB, NODE, SYS), its default P2P level being PXB.
+  const std::uint64_t key = (static_cast<std::uint64_t>(a) << 32) | b;
+  auto it = shm_pairs_.find(key);
+  if (it == shm_pairs_.end()) it = shm_pairs_.emplace(key, router_.transport(a, b) == topo::Transport::shm).first;
+  return it->second;
 }
 
 std::span<const sim::LinkId> Machine::route(topo::DeviceId a, topo::DeviceId b, std::uint32_t flow) const {

@@ -3,9 +3,12 @@
 // step latencies by tier class, and NVSwitch multicast where the hardware has it.
 //
 // With P2P off (NCCL_P2P_DISABLE=1) GPUs of one node do not reach each other directly: NCCL's
-// SHM transport stages every transfer through host memory, so the route is the sender's PCIe
-// (or C2C) path up to its CPU socket, then down to the receiver (across the inter-socket link
-// when the receiver hangs off the other socket); the tier class is pcie (per-step latency of
+// SHM transport stages every transfer through host memory. With P2P on, so does every pair
+// whose PCIe path crosses a host bridge or the inter-socket link (PHB, NODE, SYS): NCCL's
+// default P2P level is PXB (ncclTopoCheckP2p in NVIDIA/nccl src/graph/paths.cc; NCCL_P2P_LEVEL
+// raises it; AMD hosts with at most 2 GPUs allow SYS, which this model does not know). A staged
+// route is the sender's PCIe (or C2C) path up to its CPU socket, then down to the receiver
+// (across the inter-socket link when the receiver hangs off the other socket); the tier class is pcie (per-step latency of
 // the PCIe/SHM class) and the transfer is capped at the architecture's shm_bandwidth.
 //
 //   Machine m(graph, default_params());
@@ -42,7 +45,8 @@ class Machine {
 
   std::span<const sim::LinkId> route(topo::DeviceId a, topo::DeviceId b, std::uint32_t flow = 0) const;
   bool p2p() const { return p2p_; }
-  // Whether a transfer between two GPUs is staged through host memory (P2P off, same node).
+  // Whether a transfer between two GPUs of one node is staged through host memory (P2P off,
+  // or a PHB/NODE/SYS pair).
   bool staged(topo::DeviceId a, topo::DeviceId b) const;
   sim::BytesPerSec rate(std::span<const sim::LinkId> route) const;   // min capacity
   sim::Seconds wire_latency(std::span<const sim::LinkId> route) const;
@@ -69,6 +73,7 @@ class Machine {
   bool p2p_ = true;
   std::optional<topo::DeviceId> cpu_of(topo::DeviceId gpu) const;
   mutable std::unordered_map<std::uint64_t, std::vector<sim::LinkId>> staged_routes_;
+  mutable std::unordered_map<std::uint64_t, bool> shm_pairs_;
   struct MeshCache {
     std::mutex mutex;
     std::map<std::vector<topo::DeviceId>, std::vector<std::vector<int>>> rings;
