@@ -44,6 +44,9 @@ struct ArchParams {
   // P2P off: what one GPU-to-GPU transfer staged through host memory (NCCL's SHM transport)
   // achieves, payload per direction; unlimited where not given.
   sim::BytesPerSec shm_bandwidth = sim::BytesPerSec::unlimited();
+  // Added once to every collective's base latency: what the vendor's library and runtime
+  // spend to launch and complete a collective beyond NCCL's latency tables (RCCL on ROCm).
+  sim::Seconds launch_overhead{0.0};
   double efficiency(topo::Tier tier) const;   // 1.0 where not given
 };
 

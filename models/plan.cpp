@@ -173,7 +173,7 @@ PlanBuilder::PlanBuilder(const Machine& machine, const Problem& problem, const C
   for (auto gpu : problem.ranks) nodes.insert(machine.node_of(gpu));
   nodes_ = static_cast<int>(nodes.size());
   memory_bandwidth_ = machine.graph().device(problem.ranks.front()).memory_bandwidth;
-  sim::Seconds base = machine.params().base_latency(choice.algorithm, choice.protocol);
+  sim::Seconds base = machine.params().base_latency(choice.algorithm, choice.protocol) + machine.arch().launch_overhead;
   // NVLS has no base latency in NCCL's model but one NVLink "step" of 25 us, charged once.
   if (choice.algorithm == Algorithm::nvls || choice.algorithm == Algorithm::nvls_tree)
     base += machine.params().step_latency(choice.algorithm, choice.protocol, TierClass::nvlink);

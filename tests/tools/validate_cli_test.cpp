@@ -69,6 +69,24 @@ TEST_CASE("validate: every H100 8-GPU all_reduce data set stays within 15% media
   CHECK(checked == 1);
 }
 
+TEST_CASE("validate: RCCL's launch overhead, fitted on MI300X, holds on the held-out MI355X") {
+  // cdna3's launch_overhead is fitted on mi300x_1node8's sizes below 1 MiB; cdna4 takes the
+  // same value untouched, so the MI355X data set (holdout) checks it out of sample.
+  const Run r = wiresim("validate validation/data/mi300x_1node8_allreduce_amd-rocm-docs.csv "
+                        "validation/data/mi355x_2node16_pollara400_allreduce_rccl-tests-hisohara.csv --format json");
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["datasets"].size() == 2);
+  for (const auto& d : j["datasets"]) {
+    CAPTURE(d.dump());
+    REQUIRE_FALSE(d.contains("skipped"));
+    // Without the overhead these were 175% and 60% in the small-message region.
+    CHECK(d["small_median_abs_err_pct"].get<double>() <= 25.0);
+    CHECK(d["median_abs_err_pct"].get<double>() <= 20.0);
+  }
+}
+
 TEST_CASE("validate: an unreadable or unmapped data set is skipped with a one-line reason") {
   const fs::path dir = scratch() / "data";
   fs::create_directories(dir);
