@@ -28,15 +28,18 @@ std::optional<topo::DeviceId> Machine::cpu_of(topo::DeviceId gpu) const {
 }
 
 bool Machine::staged(topo::DeviceId a, topo::DeviceId b) const {
-  if (a == b || graph_.device(a).kind != topo::DeviceKind::gpu || graph_.device(b).kind != topo::DeviceKind::gpu ||
-      node_of(a) != node_of(b) || !cpu_of(a).has_value())
+  if (a == b || node_of(a) != node_of(b) || graph_.device(a).kind != topo::DeviceKind::gpu ||
+      graph_.device(b).kind != topo::DeviceKind::gpu)
     return false;
-  if (!p2p_) return true;
-  // P2P on: NCCL still stages through host memory where the path crosses a host bridge or
-  // the inter-socket link (PHB, NODE, SYS), its default P2P level being PXB.
+  // Decided once per pair (cpu_of scans the devices): P2P off stages every same-node pair
+  // with a host CPU; P2P on, NCCL still stages where the path crosses a host bridge or the
+  // inter-socket link (PHB, NODE, SYS), its default P2P level being PXB.
   const std::uint64_t key = (static_cast<std::uint64_t>(a) << 32) | b;
-  auto it = shm_pairs_.find(key);
-  if (it == shm_pairs_.end()) it = shm_pairs_.emplace(key, router_.transport(a, b) == topo::Transport::shm).first;
+  auto it = staged_pairs_.find(key);
+  if (it == staged_pairs_.end()) {
+    const bool staged = (!p2p_ || router_.transport(a, b) == topo::Transport::shm) && cpu_of(a).has_value();
+    it = staged_pairs_.emplace(key, staged).first;
+  }
   return it->second;
 }
 

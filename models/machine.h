@@ -73,7 +73,7 @@ class Machine {
   bool p2p_ = true;
   std::optional<topo::DeviceId> cpu_of(topo::DeviceId gpu) const;
   mutable std::unordered_map<std::uint64_t, std::vector<sim::LinkId>> staged_routes_;
-  mutable std::unordered_map<std::uint64_t, bool> shm_pairs_;
+  mutable std::unordered_map<std::uint64_t, bool> staged_pairs_;
   struct MeshCache {
     std::mutex mutex;
     std::map<std::vector<topo::DeviceId>, std::vector<std::vector<int>>> rings;
