@@ -189,7 +189,7 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
     }
     case Algorithm::nvls: {
       const int channels = machine.arch().nvls_channels;
-      const sim::Bytes loop_bytes = machine.params().nvls_chunk * static_cast<double>(channels);
+      const sim::Bytes loop_bytes = nvls_chunk(machine, Algorithm::nvls, size, 1, n) * (static_cast<double>(channels) * n);
       const int loops = chunk_count(size, loop_bytes);
       const double eff = b.protocol().payload * machine.arch().nvls_efficiency;
       double bw = INFINITY, wire = 0.0;
@@ -349,7 +349,8 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
       // each way per GPU) and the network side (every tree edge moving half a part at once).
       const int g = static_cast<int>(by_node.front().size());
       const int nodes = static_cast<int>(by_node.size());
-      const sim::Bytes loop_bytes = machine.params().nvls_chunk * static_cast<double>(machine.arch().nvls_channels);
+      const sim::Bytes loop_bytes = nvls_chunk(machine, Algorithm::nvls_tree, size, nodes, g) *
+                                    (static_cast<double>(machine.arch().nvls_channels) * g);
       const int loops = chunk_count(size, loop_bytes);
       const double eff = b.protocol().payload * machine.arch().nvls_efficiency;
       double bw = INFINITY, wire = 0.0;

@@ -76,7 +76,10 @@ PlanEstimate estimate_plan(const Machine& machine, const Problem& problem, const
     case Algorithm::nvls:
     case Algorithm::nvls_tree: {
       const double channels = std::max(1, machine.arch().nvls_channels);
-      sends = 2 * n * units(problem.size, machine.params().nvls_chunk * channels);
+      const int nodes = static_cast<int>(ranks_by_node(machine, problem).size());
+      const int heads = static_cast<int>(problem.ranks.size()) / std::max(1, nodes);
+      sends = 2 * n * units(problem.size, nvls_chunk(machine, choice.algorithm, problem.size, nodes, heads) *
+                                              (channels * std::max(1, heads)));
       break;
     }
     case Algorithm::one_shot: sends = n * (n - 1); break;

@@ -30,7 +30,9 @@ void expand_nvls(PlanBuilder& b, Plan& plan) {
     all_down.push_back(p.down);
     wire = std::max(wire, m.links()[p.up].latency + m.links()[p.down].latency);
   }
-  const sim::Bytes loop_bytes = m.params().nvls_chunk * static_cast<double>(channels);
+  // A loop moves one chunk per channel and head (NCCL: loopCount = nHeads x chunkSize).
+  const sim::Bytes loop_bytes =
+      nvls_chunk(m, Algorithm::nvls, problem.size, 1, n) * (static_cast<double>(channels) * n);
   const sim::Bytes total = problem.size;
   const int loops = chunk_count(total, loop_bytes);
   const bool reduce_scatter = problem.op != Collective::all_gather;

@@ -47,7 +47,9 @@ void expand_nvls_tree(PlanBuilder& b, Plan& plan) {
     for (int q = 0; q < nodes; ++q) members.push_back({by_node[q][j]});
     for (int w = 0; w < 2; ++w) trees[j][w] = build_tree(members, w, n);
   }
-  const sim::Bytes loop_bytes = m.params().nvls_chunk * static_cast<double>(m.arch().nvls_channels);
+  // A loop moves one chunk per channel and head (local GPU), as NCCL's loopSize.
+  const sim::Bytes loop_bytes = nvls_chunk(m, Algorithm::nvls_tree, problem.size, nodes, g) *
+                                (static_cast<double>(m.arch().nvls_channels) * g);
   const sim::Bytes total = problem.size;
   const int loops = chunk_count(total, loop_bytes);
   const auto rs_label = b.label("nvls reduce-scatter");

@@ -372,6 +372,27 @@ int ring_instances(const Machine& machine, const Problem& problem, int channels)
   return static_cast<int>(ring_orders(machine, problem, channels).size());
 }
 
+sim::Bytes nvls_chunk(const Machine& machine, Algorithm algorithm, sim::Bytes size, int nodes, int heads) {
+  double chunk = machine.params().nvls_chunk.count();
+  const double ops = static_cast<double>(machine.arch().nvls_channels) * std::max(1, heads);
+  const double bytes = size.count();
+  const auto shrink = [&](double times, double to) {
+    if (bytes < times * ops * chunk && chunk > to) chunk = to;
+  };
+  if (algorithm == Algorithm::nvls_tree) {
+    if (nodes >= 4) chunk = std::min(chunk, 65536.0);
+    shrink(32, 262144);
+    shrink(16, 131072);
+    shrink(4, 65536);
+    shrink(1, 32768);
+  } else {
+    shrink(64, 65536);
+    shrink(8, 32768);
+    shrink(2, 16384);
+  }
+  return sim::Bytes{chunk};
+}
+
 int ring_chunk_steps(const Params& params, const Choice& choice, Collective op) {
   const bool big_chunks = choice.protocol == Protocol::simple &&
                           (op == Collective::all_reduce || op == Collective::all_gather ||

@@ -66,6 +66,12 @@ Plan expand(const Machine& machine, const Problem& problem, const Choice& choice
 // Chunks of at most `chunk` bytes that carry `total` (at least 1, for an empty buffer), and
 // the size of chunk k (the last one may be smaller).
 int chunk_count(sim::Bytes total, sim::Bytes chunk);
+// NVLS / NVLSTree chunk per channel and head for a message of `size`, as NCCL cuts it
+// (calcCollChunking in src/enqueue.cc): nvls_chunk (128 KiB), at most 64 KiB for NVLSTree
+// over 4 or more nodes (NCCL_NVLSTREE_MAX_CHUNKSIZE's default), and smaller for messages
+// that would not fill the channels x heads in flight: NVLS 64/32/16 KiB below 64/8/2 x
+// (channels x heads x chunk), NVLSTree 64/32 KiB below 4/1 x. `heads` = GPUs per node.
+sim::Bytes nvls_chunk(const Machine& machine, Algorithm algorithm, sim::Bytes size, int nodes, int heads);
 sim::Bytes chunk_size(sim::Bytes total, sim::Bytes chunk, int k);
 
 // Ranks grouped by node, in rank order: groups[k] holds indices into problem.ranks.
