@@ -134,6 +134,7 @@ int sweep(const SweepOptions& o) {
     out["model"] = spec.model.name;
     out["gpus"] = spec.gpus;
     out["objective"] = o.objective;
+    out["micro_batches"] = o.micro_batches;
     auto& arr = out["layouts"] = nlohmann::ordered_json::array();
     for (const auto& row : rows) {
       const auto& l = row.layout;
@@ -146,8 +147,9 @@ int sweep(const SweepOptions& o) {
     fmt::print("{}\n", out.dump(2));
   } else {
     const auto counts = scenarios::last_sweep_counts();
-    fmt::print("# wiresim sweep: {} on {} GPUs of {}, {} layouts, ranked by {}\n", spec.model.name, spec.gpus, o.topo,
-               rows.size(), o.objective);
+    fmt::print("# wiresim sweep: {} on {} GPUs of {}, {} layouts, ranked by {}{}\n", spec.model.name, spec.gpus, o.topo,
+               rows.size(), o.objective,
+               o.micro_batches > 1 ? fmt::format(", {} micro-batches", o.micro_batches) : std::string());
     if (counts.too_big > 0)
       fmt::print("# {} more layouts left out: their weights exceed {} per GPU (--gpu-memory)\n", counts.too_big,
                  sim::format_size(spec.gpu_memory));

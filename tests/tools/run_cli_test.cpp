@@ -1,0 +1,41 @@
+// `wiresim run` and `wiresim sweep` end to end: the JSON contract of issue 6 (top-level
+// step_time_ms, comm_time_ms, exposed_comm_ms, breakdown) and micro-batching on the command line.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/tools/run_binary.h"
+
+using namespace wiresim_test;
+
+TEST_CASE("run --format json: the contract's keys, and micro-batches that overlap") {
+  const Run one = wiresim("run scenarios/mixtral-ep8-2node-pingpong.yaml --format json");
+  REQUIRE(one.exit_code == 0);
+  const auto j = nlohmann::json::parse(one.out);
+  for (const char* key : {"step_time_ms", "comm_time_ms", "exposed_comm_ms", "compute_time_ms", "breakdown",
+                          "micro_batches", "tokens_per_s"})
+    CHECK_MESSAGE(j.contains(key), key);
+  CHECK(j["micro_batches"] == 2);
+  CHECK(j["breakdown"]["by_collective"].contains("ep_all_to_all"));
+  // Step = compute alone + what is exposed; two micro-batches hide most of the all_to_all.
+  CHECK(j["step_time_ms"].get<double>() ==
+        doctest::Approx(j["compute_time_ms"].get<double>() + j["exposed_comm_ms"].get<double>()));
+  CHECK(j["exposed_comm_ms"].get<double>() < 0.5 * j["comm_time_ms"].get<double>());
+}
+
+TEST_CASE("sweep --micro-batches: ranks the same layouts, and refuses a count that does not fit") {
+  const std::string base = "sweep --topo topologies/hgx-h100.yaml --model scenarios/models/llama-70b.yaml "
+                           "--peak-flops 989TFLOP/s --format json --threads 1 --tokens 4096";
+  const Run one = wiresim(base);
+  const Run four = wiresim(base + " --micro-batches 4");
+  REQUIRE(one.exit_code == 0);
+  REQUIRE(four.exit_code == 0);
+  const auto a = nlohmann::json::parse(one.out), b = nlohmann::json::parse(four.out);
+  CHECK(a["layouts"].size() == b["layouts"].size());
+  CHECK(b["micro_batches"] == 4);
+  const Run bad = wiresim(base + " --micro-batches 5000");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--micro-batches") != std::string::npos);
+}
