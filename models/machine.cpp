@@ -8,6 +8,7 @@ namespace wiresim::models {
 
 Machine::Machine(const topo::LinkGraph& graph, const Params& params, bool p2p)
     : graph_(graph), params_(params), router_(graph), links_(topo::link_specs(graph)), p2p_(p2p) {
+  router_.set_pxn(true);
   if (!graph.gpus().empty()) arch_name_ = graph.device(graph.gpus().front()).arch;
   if (arch_name_.empty()) arch_name_ = "default";
   const ArchParams& a = arch();

@@ -74,6 +74,7 @@ Router::Router(const LinkGraph& graph) : graph_(graph) {
     const auto [it, _] = domain_ids.emplace(find_root(parent, gpu), static_cast<int>(domain_ids.size()));
     domain_.push_back(it->second);
     index_in_node_[gpu] = per_node[graph.device(gpu).node]++;
+    gpus_by_node_[graph.device(gpu).node].push_back(gpu);
   }
   switch_index_.assign(n, -1);
   for (DeviceId d = 0; d < n; ++d)
@@ -213,9 +214,19 @@ std::span<const LinkId> Router::route(DeviceId src, DeviceId dst, std::uint32_t 
   if (same_node || a.node < 0 || b.node < 0) {
     path = cheapest(src, dst, Mode::route);
   } else {
-    const DeviceId out = a.kind == DeviceKind::nic ? src : nic_for(src, flow);
+    DeviceId out = a.kind == DeviceKind::nic ? src : nic_for(src, flow);
     const DeviceId in = b.kind == DeviceKind::nic ? dst : nic_for(dst, flow);
-    const auto head = out == src ? std::vector<LinkId>{} : cheapest(src, out, Mode::route);
+    std::vector<LinkId> head;
+    const int out_rail = graph_.device(out).rail, in_rail = graph_.device(in).rail;
+    if (pxn_ && a.kind == DeviceKind::gpu && b.kind == DeviceKind::gpu && out_rail >= 0 && in_rail >= 0 &&
+        out_rail != in_rail)
+      if (const auto relay = pxn_relay(src, in_rail, flow)) {
+        out = nic_for(*relay, flow);
+        head = cheapest(src, *relay, Mode::route);
+        const auto hop = cheapest(*relay, out, Mode::route);
+        head.insert(head.end(), hop.begin(), hop.end());
+      }
+    if (head.empty() && out != src) head = cheapest(src, out, Mode::route);
     const auto middle = network_route(out, in, flow);
     const auto tail = in == dst ? std::vector<LinkId>{} : cheapest(in, dst, Mode::route);
     if (!middle.empty() && (out == src || !head.empty()) && (in == dst || !tail.empty())) {
@@ -229,6 +240,17 @@ std::span<const LinkId> Router::route(DeviceId src, DeviceId dst, std::uint32_t 
                           fmt::format("no route from {} to {}: no chain of links joins them",
                                       a.name, b.name));
   return cache_.emplace(key, std::move(path)).first->second;
+}
+
+// The GPU of src's node, in src's NVLink domain, whose NIC for this flow is on `rail`.
+std::optional<DeviceId> Router::pxn_relay(DeviceId src, int rail, std::uint32_t flow) const {
+  const auto it = gpus_by_node_.find(graph_.device(src).node);
+  if (it == gpus_by_node_.end()) return std::nullopt;
+  const int domain = domain_of(src);
+  for (DeviceId g : it->second)
+    if (g != src && domain_of(g) == domain && !nearest_nics(g).empty() && graph_.device(nic_for(g, flow)).rail == rail)
+      return g;
+  return std::nullopt;
 }
 
 sim::Seconds Router::latency(std::span<const LinkId> links) const {

@@ -42,6 +42,12 @@ class Router {
   // Throws sim::InputError naming both devices when dst cannot be reached from src.
   // Not thread-safe (the cache fills as routes are asked for).
   std::span<const LinkId> route(DeviceId src, DeviceId dst, std::uint32_t flow = 0) const;
+  // PXN (NCCL's default since 2.12): a GPU-to-GPU route between nodes whose NICs sit on
+  // different rails first crosses NVLink to the GPU of the source node whose NIC is on the
+  // destination's rail, and leaves through that NIC — it stays on the rail instead of
+  // crossing the spines. Off by default (a topology's own routes); models::Machine turns it
+  // on. Set it before the first route is asked for.
+  void set_pxn(bool on) { pxn_ = on; }
   sim::Seconds latency(std::span<const LinkId> links) const;
   sim::BytesPerSec bottleneck(std::span<const LinkId> links) const;
   // NVLink-class route -> P2P/NVLink; PCIe route through switches only (PIX, PXB) ->
@@ -79,13 +85,17 @@ class Router {
   const std::vector<std::uint16_t>& hops_to_switch(std::size_t target) const;
   std::string host_label(DeviceId a, DeviceId b) const;
 
+  std::optional<DeviceId> pxn_relay(DeviceId src, int rail, std::uint32_t flow) const;
+
   const LinkGraph& graph_;
+  bool pxn_ = false;
   std::vector<int> domain_;
   std::vector<std::uint32_t> index_in_node_;     // per device: its position among its node's GPUs
   std::vector<std::int32_t> switch_index_;       // per device: index among network switches, or -1
   std::vector<DeviceId> switches_;
   mutable std::unordered_map<std::uint64_t, std::vector<LinkId>> cache_;
   mutable std::unordered_map<DeviceId, std::vector<DeviceId>> nearest_nics_;
+  std::unordered_map<int, std::vector<DeviceId>> gpus_by_node_;
   mutable std::unordered_map<std::size_t, std::vector<std::uint16_t>> switch_hops_;
 };
 

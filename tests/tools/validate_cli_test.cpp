@@ -87,6 +87,18 @@ TEST_CASE("validate: RCCL's launch overhead, fitted on MI300X, holds on the held
   }
 }
 
+TEST_CASE("validate: PXN keeps 8-node MI325X mesh rings on their rails (holdout within 15%)") {
+  // Mesh rings leave a node from one GPU and enter the next at another, on another rail;
+  // without PXN those hops crossed the spines and collided there (52%).
+  const Run r = wiresim("validate validation/data/mi325x_8node64_roce_allreduce_rccl-tests-hisohara.csv --format json");
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto d = nlohmann::json::parse(r.out)["datasets"].at(0);
+  CAPTURE(d.dump());
+  CHECK(d["role"] == "holdout");
+  CHECK(d["median_abs_err_pct"].get<double>() <= 15.0);
+}
+
 TEST_CASE("validate: an unreadable or unmapped data set is skipped with a one-line reason") {
   const fs::path dir = scratch() / "data";
   fs::create_directories(dir);

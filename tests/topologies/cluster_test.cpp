@@ -66,6 +66,24 @@ TEST_CASE("cluster routes: same node, same rail across nodes, different rails") 
   CHECK(r.latency(cross).count() == doctest::Approx(4 * 115e-9 + 4 * 300e-9));
 }
 
+TEST_CASE("PXN: across rails, a GPU route crosses NVLink to the GPU on the destination's rail") {
+  const LinkGraph g = load_topology(kDir + "cluster-h100-ib.yaml");
+  Router r(g);
+  r.set_pxn(true);
+  // node0.gpu2 -> nvswitch -> node0.gpu5, then rail 5: nic5 -> leaf5 -> node1.nic5 -> gpu5.
+  const auto pxn = r.route(id(g, "node0.gpu2"), id(g, "node1.gpu5"));
+  CHECK(tiers(g, pxn) == std::vector<Tier>{Tier::nvlink, Tier::nvlink, Tier::pcie, Tier::pcie, Tier::ib, Tier::ib,
+                                           Tier::pcie, Tier::pcie});
+  CHECK(g.link_name(pxn[1]).ends_with("->node0.gpu5"));
+  CHECK(g.link_name(pxn[4]) == "node0.nic5->leaf5");
+  for (LinkId l : pxn) CHECK_FALSE(g.link_name(l).find("spine") != std::string::npos);
+  // Same rail, and GPU to NIC: unchanged by PXN.
+  const Router plain(g);
+  const auto a = r.route(id(g, "node0.gpu2"), id(g, "node3.gpu2"));
+  const auto b = plain.route(id(g, "node0.gpu2"), id(g, "node3.gpu2"));
+  CHECK(std::vector<LinkId>(a.begin(), a.end()) == std::vector<LinkId>(b.begin(), b.end()));
+}
+
 TEST_CASE("ECMP: flows of one pair spread over all spines, deterministically") {
   const LinkGraph g = load_topology(kDir + "cluster-h100-ib.yaml", {{"spines", "4"}});
   const Router r(g);
