@@ -122,6 +122,10 @@ void print_explain(const models::Machine& machine, const models::Problem& proble
 
 void print_transports(const models::Machine& machine, const models::Problem& problem) {
   const auto& g = machine.graph();
+  // What the model uses: a staged pair (P2P off, or PHB/NODE/SYS) is SHM whatever the topology offers.
+  const auto transport = [&](topo::DeviceId a, topo::DeviceId b) {
+    return std::string(topo::to_string(machine.staged(a, b) ? topo::Transport::shm : machine.router().transport(a, b)));
+  };
   const int n = static_cast<int>(problem.ranks.size());
   fmt::print("# Transports between ranks (as NCCL_DEBUG=INFO would report them):\n");
   if (n <= 16) {
@@ -131,14 +135,14 @@ void print_transports(const models::Machine& machine, const models::Problem& pro
     for (int i = 0; i < n; ++i) {
       fmt::print("#  {:>6}", g.device(problem.ranks[i]).name.substr(0, 6));
       for (int j = 0; j < n; ++j)
-        fmt::print(" {:>10}", i == j ? "X" : std::string(topo::to_string(machine.router().transport(problem.ranks[i], problem.ranks[j]))));
+        fmt::print(" {:>10}", i == j ? "X" : transport(problem.ranks[i], problem.ranks[j]));
       fmt::print("\n");
     }
   } else {
     std::map<std::string, long long> counts;
     for (int i = 0; i < n; ++i) {
       const int j = (i + 1) % n;
-      ++counts[std::string(topo::to_string(machine.router().transport(problem.ranks[i], problem.ranks[j])))];
+      ++counts[transport(problem.ranks[i], problem.ranks[j])];
     }
     for (const auto& [t, c] : counts) fmt::print("#   ring neighbours over {}: {}\n", t, c);
   }

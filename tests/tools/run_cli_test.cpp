@@ -39,3 +39,19 @@ TEST_CASE("sweep --micro-batches: ranks the same layouts, and refuses a count th
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("--micro-batches") != std::string::npos);
 }
+
+TEST_CASE("coll --explain: the transport table is the one the model uses") {
+  const std::string base = "coll all_reduce --topo topologies/hgx-h100.yaml --gpus 2 --sizes 1MiB --explain";
+  const Run on = wiresim(base);
+  const Run off = wiresim(base + " --p2p off");
+  REQUIRE(on.exit_code == 0);
+  REQUIRE(off.exit_code == 0);
+  CHECK(on.out.find("P2P/NVLink") != std::string::npos);
+  CHECK(off.out.find("P2P/NVLink") == std::string::npos);
+  CHECK(off.out.find("SHM") != std::string::npos);
+  // A PCIe box with P2P on: SYS pairs are SHM too (NCCL's default P2P level).
+  const Run sys = wiresim("coll all_reduce --topo topologies/pcie-l40s-8gpu-2switch.yaml --sizes 1MiB --explain");
+  REQUIRE(sys.exit_code == 0);
+  CHECK(sys.out.find("P2P/PCIe") != std::string::npos);
+  CHECK(sys.out.find("SHM") != std::string::npos);
+}
