@@ -40,6 +40,18 @@ std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& 
   return rates;
 }
 
+// The ranks' NVSwitch ports: the slowest port link (payload B/s) and the longest up + down
+// wire latency (s), which bound NVLS and NVLSTree.
+std::pair<double, double> switch_ports(const Machine& machine, const std::vector<topo::DeviceId>& ranks) {
+  double bw = INFINITY, wire = 0.0;
+  for (auto gpu : ranks) {
+    const auto port = *machine.nvls_port(gpu);
+    bw = std::min({bw, machine.links()[port.up].capacity.count(), machine.links()[port.down].capacity.count()});
+    wire = std::max(wire, (machine.links()[port.up].latency + machine.links()[port.down].latency).count());
+  }
+  return {bw, wire};
+}
+
 // One ring pass, exactly as build_ring_pass schedules it, for rings whose hops differ (PIX
 // and SHM hops on a PCIe box, NVLink and NIC hops across nodes): each send starts once the
 // connection's previous send has left, its data has arrived (step 0 of a loop: the rank's
@@ -192,12 +204,7 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
       const sim::Bytes loop_bytes = nvls_chunk(machine, Algorithm::nvls, size, 1, n) * (static_cast<double>(channels) * n);
       const int loops = chunk_count(size, loop_bytes);
       const double eff = b.protocol().payload * machine.arch().nvls_efficiency;
-      double bw = INFINITY, wire = 0.0;
-      for (auto gpu : problem.ranks) {
-        const auto port = *machine.nvls_port(gpu);
-        bw = std::min({bw, machine.links()[port.up].capacity.count(), machine.links()[port.down].capacity.count()});
-        wire = std::max(wire, (machine.links()[port.up].latency + machine.links()[port.down].latency).count());
-      }
+      const auto [bw, wire] = switch_ports(machine, problem.ranks);
       // Every loop moves one part per rank; a part's wire bytes are its share over the efficiency.
       const double w = size.count() / loops / n / eff;
       if (problem.op == Collective::all_reduce) {
@@ -353,12 +360,7 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
                                     (static_cast<double>(machine.arch().nvls_channels) * g);
       const int loops = chunk_count(size, loop_bytes);
       const double eff = b.protocol().payload * machine.arch().nvls_efficiency;
-      double bw = INFINITY, wire = 0.0;
-      for (auto gpu : problem.ranks) {
-        const auto port = *machine.nvls_port(gpu);
-        bw = std::min({bw, machine.links()[port.up].capacity.count(), machine.links()[port.down].capacity.count()});
-        wire = std::max(wire, (machine.links()[port.up].latency + machine.links()[port.down].latency).count());
-      }
+      const auto [bw, wire] = switch_ports(machine, problem.ranks);
       const double part = std::min(size.count(), loop_bytes.count()) / g;
       std::vector<Edge> edges;
       int depth = 0;
