@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "models/alpha_beta.h"
+#include "models/limits.h"
 #include "models/plan.h"
 #include "models/tuner.h"
 #include "scenarios/sweep.h"
@@ -36,8 +37,13 @@ struct Instance {
 class StepBuilder {
  public:
   // free_comm: every collective and send takes no time (the compute-bound step).
-  StepBuilder(const models::Machine& machine, StepMethod method, const Scenario& s, bool free_comm = false)
-      : machine_(machine), method_(method), scenario_(s), free_comm_(free_comm) {}
+  // count_only: collectives are not expanded, only their plans' sizes estimated
+  // (estimated_nodes()), so that a step too big to simulate is refused before it is built.
+  StepBuilder(const models::Machine& machine, StepMethod method, const Scenario& s, bool free_comm = false,
+              bool count_only = false)
+      : machine_(machine), method_(method), scenario_(s), free_comm_(free_comm), count_only_(count_only) {}
+
+  double estimated_nodes() const { return estimated_nodes_ + static_cast<double>(dag_.size()); }
 
   // A zero-time marker on `track` after `after` (a join, a handover).
   NodeId mark(std::initializer_list<NodeId> after, std::uint32_t track) {
@@ -81,6 +87,13 @@ class StepBuilder {
     problem.size = size;
     for (int g : gpus) problem.ranks.push_back(machine_.graph().gpus()[g]);
     problem.matrix = matrix;
+    if (count_only_) {
+      estimated_nodes_ += estimate_for(kind, problem);
+      const NodeId n = mark({}, static_cast<std::uint32_t>(gpus.front()));
+      for (NodeId a : after)
+        if (a != kNone) dag_.add_dependency(a, n);
+      return n;
+    }
     const Part& part = part_for(kind, problem);
     const NodeId offset = static_cast<NodeId>(dag_.size());
     for (NodeId i = 0; i < part.dag.size(); ++i) {
@@ -127,16 +140,28 @@ class StepBuilder {
   const std::string& note() const { return note_; }
 
  private:
-  const Part& part_for(const std::string& kind, const models::Problem& problem) {
-    auto key = std::make_tuple(static_cast<int>(problem.op), problem.size.count(), problem.ranks, problem.matrix);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) return it->second;
+  models::TunerOptions options_for(const std::string& kind) const {
     models::TunerOptions options;
     if (kind == "tp_all_reduce") {
       options.algorithm = scenario_.tp_algorithm;
       options.protocol = scenario_.tp_protocol;
     }
-    const models::Decision d = models::tune(machine_, problem, options);
+    return options;
+  }
+
+  double estimate_for(const std::string& kind, const models::Problem& problem) {
+    auto key = std::make_tuple(static_cast<int>(problem.op), problem.size.count(), problem.ranks, problem.matrix);
+    auto it = estimates_.find(key);
+    if (it != estimates_.end()) return it->second;
+    const models::Decision d = models::tune(machine_, problem, options_for(kind));
+    return estimates_.emplace(key, models::estimate_plan(machine_, problem, d.best).nodes).first->second;
+  }
+
+  const Part& part_for(const std::string& kind, const models::Problem& problem) {
+    auto key = std::make_tuple(static_cast<int>(problem.op), problem.size.count(), problem.ranks, problem.matrix);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    const models::Decision d = models::tune(machine_, problem, options_for(kind));
     Part part;
     part.algorithm = fmt::format("{}/{}", models::to_string(d.best.algorithm), models::to_string(d.best.protocol));
     if (method_ == StepMethod::simulate) {
@@ -207,8 +232,11 @@ class StepBuilder {
   StepMethod method_;
   const Scenario& scenario_;
   bool free_comm_;
+  bool count_only_;
+  double estimated_nodes_ = 0.0;
   sim::TransferDag dag_;
   std::map<std::tuple<int, double, std::vector<topo::DeviceId>, std::vector<double>>, Part> cache_;
+  std::map<std::tuple<int, double, std::vector<topo::DeviceId>, std::vector<double>>, double> estimates_;
   std::vector<Instance> instances_;
   std::map<std::string, CollectiveStats> by_collective_;
   std::string note_;
@@ -470,7 +498,8 @@ void build_step(StepBuilder& b, const Scenario& s, const std::vector<int>& gpu_o
 
 }  // namespace
 
-StepResult run_step(const Scenario& s, const topo::LinkGraph& graph, const models::Params& params, StepMethod method) {
+StepResult run_step(const Scenario& s, const topo::LinkGraph& graph, const models::Params& params, StepMethod method,
+                    const models::Limits& limits) {
   const int gpus = static_cast<int>(graph.gpus().size());
   if (auto why = layout_problem(s.model, s.layout, gpus))
     throw sim::InputError(s.file, 0, 0, fmt::format("layout: {} (topology {})", *why, graph.source));
@@ -486,6 +515,22 @@ StepResult run_step(const Scenario& s, const topo::LinkGraph& graph, const model
                                       kv_target, kv_target + l.gpus() - 1, graph.gpus().size(), graph.source));
   if (kv_target >= 0 && l.placement != Placement::pack)
     throw sim::InputError(s.file, 0, 0, "workload.disaggregation: needs placement pack (decode GPUs are shifted ranks)");
+  if (method == StepMethod::simulate) {
+    // Refused up front, with the estimate and the limit, rather than killed for memory.
+    StepBuilder counter(machine, method, s, false, true);
+    build_step(counter, s, result.gpu_of_rank);
+    const double nodes = counter.estimated_nodes();
+    const sim::Bytes memory{nodes * models::kBytesPerNode};
+    if (memory > limits.max_memory || 2.0 * nodes > limits.max_events)
+      throw sim::InputError(
+          s.file, 0, 0,
+          fmt::format("the step (layout {}x{}x{}x{}, {} micro-batch{}) expands to about {:.3g} transfers and delays, "
+                      "needing about {} of memory and {:.3g} events; the limits are {} (--max-memory) and {:.3g} "
+                      "(--max-events); use fewer replicas (dp), fewer micro-batches, or --model analytic",
+                      l.tp, l.ep, l.pp, l.dp, s.workload.micro_batches, s.workload.micro_batches > 1 ? "es" : "",
+                      nodes, sim::format_size(memory), 2.0 * nodes, sim::format_size(limits.max_memory),
+                      limits.max_events));
+  }
   StepBuilder b(machine, method, s);
   build_step(b, s, result.gpu_of_rank);
   // The same step with communication free: what compute alone takes (with its pipeline

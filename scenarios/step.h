@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "models/limits.h"
 #include "models/params.h"
 #include "scenarios/scenario.h"
 #include "sim/executor.h"
@@ -70,9 +71,10 @@ struct StepResult {
   sim::RunResult run;
 };
 
-// Throws sim::InputError when the layout does not fit the topology.
+// Throws sim::InputError when the layout does not fit the topology, or (simulate) when the
+// step's DAG, estimated before it is built, would exceed `limits`.
 StepResult run_step(const Scenario& scenario, const topo::LinkGraph& graph, const models::Params& params,
-                    StepMethod method);
+                    StepMethod method, const models::Limits& limits = {});
 
 // Rank -> GPU index (in graph.gpus()) for the scenario's placement.
 std::vector<int> place_ranks(const Layout& layout, const topo::LinkGraph& graph);

@@ -141,6 +141,9 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const topo::LinkGraph& gr
   std::vector<std::string> errors(layouts.size());
   std::atomic<std::size_t> next{0};
   std::atomic<int> done{0};
+  const int n_threads = std::max(1, std::min<int>(threads, static_cast<int>(layouts.size())));
+  models::Limits per_worker = spec.limits;
+  per_worker.max_memory = spec.limits.max_memory / static_cast<double>(n_threads);
   const auto worker = [&] {
     for (std::size_t i; (i = next.fetch_add(1)) < layouts.size();) {
       Scenario s;
@@ -153,7 +156,7 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const topo::LinkGraph& gr
       try {
         rows[i].index = static_cast<int>(i) * spec.shards + spec.shard;
         rows[i].layout = layouts[i];
-        rows[i].result = run_step(s, graph, params, StepMethod::simulate);
+        rows[i].result = run_step(s, graph, params, StepMethod::simulate, per_worker);
         rows[i].result.dag = sim::TransferDag{};
         rows[i].result.run = sim::RunResult{};
       } catch (const std::exception& e) {
@@ -162,7 +165,6 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const topo::LinkGraph& gr
       ++done;
     }
   };
-  const int n_threads = std::max(1, std::min<int>(threads, static_cast<int>(layouts.size())));
   std::vector<std::thread> pool;
   if (n_threads > 1)
     for (int t = 0; t < n_threads; ++t) pool.emplace_back(worker);

@@ -31,6 +31,8 @@ struct SweepSpec {
   // and returns them unranked; the caller gathers every shard and calls rank_sweep.
   int shard = 0;
   int shards = 1;
+  // For the whole sweep: each of T worker threads may use max_memory / T for its layout.
+  models::Limits limits;
 };
 
 struct SweepRow {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "models/limits.h"
 #include "models/params.h"
 #include "scenarios/scenario.h"
 #include "scenarios/step.h"
@@ -31,6 +32,8 @@ struct RunOptions {
   std::string trace;
   std::string params;
   std::string overlay;
+  std::string max_memory = "8GiB";
+  std::string max_events = "2e9";
 };
 
 std::string layout_text(const scenarios::Layout& l) {
@@ -108,7 +111,7 @@ void print_table(const scenarios::Scenario& s, const std::string& topo, const st
     fmt::print("\nbusiest links (bytes / (capacity x step time)):\n");
     for (const auto& h : r.busiest) fmt::print("  {:<40} {:5.1f}%\n", h.link, 100.0 * h.utilisation);
   }
-  fmt::print("# times per collective are summed along replica 0's path; GB = 1e9 B, GiB = 2^30 B\n");
+  fmt::print("# a collective's time is wall time with one in flight on replica 0; GB = 1e9 B, GiB = 2^30 B\n");
 }
 
 int run(const RunOptions& o) {
@@ -126,10 +129,12 @@ int run(const RunOptions& o) {
   const auto method = o.method == "naive"      ? scenarios::StepMethod::naive
                       : o.method == "analytic" ? scenarios::StepMethod::analytic
                                                : scenarios::StepMethod::simulate;
-  const scenarios::StepResult r = scenarios::run_step(s, graph, params, method);
+  const models::Limits limits{models::parse_max_memory(o.max_memory), models::parse_max_events(o.max_events)};
+  const scenarios::StepResult r = scenarios::run_step(s, graph, params, method, limits);
   std::unique_ptr<scenarios::StepResult> simulated;
   if (method == scenarios::StepMethod::naive)
-    simulated = std::make_unique<scenarios::StepResult>(scenarios::run_step(s, graph, params, scenarios::StepMethod::simulate));
+    simulated = std::make_unique<scenarios::StepResult>(
+        scenarios::run_step(s, graph, params, scenarios::StepMethod::simulate, limits));
   if (o.format == "json") {
     auto j = to_json(s, s.topology, o.method, r);
     if (simulated) j["simulated_step_time_ms"] = simulated->step.ms();
@@ -168,6 +173,8 @@ void add_run_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--trace", o->trace, "write a Chrome/Perfetto trace of the step to this file");
   cmd->add_option("--params", o->params, "model parameter file replacing the built-in one");
   cmd->add_option("--overlay", o->overlay, "calibration overlay (from `wiresim calibrate fit -o`) laid over the topology");
+  cmd->add_option("--max-memory", o->max_memory, "refuse a step estimated to need more memory to simulate (default 8GiB)");
+  cmd->add_option("--max-events", o->max_events, "refuse a step estimated to take more events (default 2e9)");
   cmd->callback([o, exit_code] { *exit_code = run(*o); });
 }
 

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "models/limits.h"
 #include "models/params.h"
 #include "scenarios/report.h"
 #include "scenarios/scenario.h"
@@ -37,6 +38,8 @@ struct SweepOptions {
   long batch = 32;
   long context = 4096;
   int micro_batches = 1;
+  std::string max_memory = "8GiB";
+  std::string max_events = "2e9";
   std::string objective = "step_time";
   std::string format = "table";
   std::string report;
@@ -67,6 +70,7 @@ int sweep(const SweepOptions& o) {
   if (o.micro_batches < 1 || o.micro_batches > std::min(most, 1024L))
     throw InputError(fmt::format("--micro-batches: expected 1 to {}, got {}", std::min(most, 1024L), o.micro_batches));
   spec.workload.micro_batches = o.micro_batches;
+  spec.limits = {models::parse_max_memory(o.max_memory), models::parse_max_events(o.max_events)};
   if (o.objective == "step_time") spec.objective = scenarios::Objective::step_time;
   else if (o.objective == "comm_time") spec.objective = scenarios::Objective::comm_time;
   else if (o.objective == "tokens_per_s") spec.objective = scenarios::Objective::tokens_per_s;
@@ -189,6 +193,9 @@ void add_sweep_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--context", o->context, "decode context length (default 4096)");
   cmd->add_option("--micro-batches", o->micro_batches,
                   "split the batch into this many micro-batches (pipeline stages and EP ping-pong overlap; default 1)");
+  cmd->add_option("--max-memory", o->max_memory,
+                  "memory the whole sweep may use to simulate, shared by the worker threads (default 8GiB)");
+  cmd->add_option("--max-events", o->max_events, "refuse a layout whose step would take more events (default 2e9)");
   cmd->add_option("--objective", o->objective, "step_time (default), comm_time or tokens_per_s");
   cmd->add_option("--format", o->format, "table, csv or json");
   cmd->add_option("--report", o->report, "write a self-contained HTML report with SVG charts");

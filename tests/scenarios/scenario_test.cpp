@@ -276,6 +276,21 @@ TEST_CASE("micro-batches: out of range, or on a load, is refused at its line") {
   }
 }
 
+TEST_CASE("a step too big to simulate is refused up front, from an estimate within 2.5x of the real DAG") {
+  for (const char* file : {"llama70b-tp8-prefill.yaml", "mixtral-ep8-2node-pingpong.yaml", "llama70b-2node-pp2-microbatch.yaml"}) {
+    CAPTURE(file);
+    Scenario s = load_scenario(repo(std::string("scenarios/") + file));
+    const topo::LinkGraph g = topo::load_topology(s.topology, s.set);
+    const double real = static_cast<double>(run_step(s, g, models::default_params(), StepMethod::simulate).dag.size());
+    const auto limit = [&](double factor) {
+      return models::Limits{sim::Bytes{real * models::kBytesPerNode * factor}, 2e9};
+    };
+    CHECK_THROWS_WITH_AS(run_step(s, g, models::default_params(), StepMethod::simulate, limit(0.4)),
+                         doctest::Contains("--max-memory"), sim::InputError);
+    CHECK_NOTHROW(run_step(s, g, models::default_params(), StepMethod::simulate, limit(2.5)));
+  }
+}
+
 TEST_CASE("regression (fuzz_scenario): an include path the system cannot resolve is bad input") {
   // Found by libFuzzer: `include:` with a name too long for the file system made
   // std::filesystem throw past the reader; it must be an InputError at the include.

@@ -38,6 +38,14 @@ TEST_CASE("sweep --micro-batches: ranks the same layouts, and refuses a count th
   const Run bad = wiresim(base + " --micro-batches 5000");
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("--micro-batches") != std::string::npos);
+  // A memory limit too small for any layout's step: refused with one line naming the option.
+  expect_one_line_error(wiresim(base + " --max-memory 1KiB"), "--max-memory", "the limits are");
+}
+
+TEST_CASE("run --max-memory: a step too big to simulate is refused with the estimate and the limit") {
+  expect_one_line_error(wiresim("run scenarios/llama70b-tp8-prefill.yaml --max-memory 1MiB"), "--max-memory",
+                        "transfers and delays");
+  CHECK(wiresim("run scenarios/llama70b-tp8-prefill.yaml --max-memory 1MiB --model analytic").exit_code == 0);
 }
 
 TEST_CASE("coll --explain: the transport table is the one the model uses") {
