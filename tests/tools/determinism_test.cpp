@@ -70,4 +70,8 @@ TEST_CASE("sweep: the same ranking whatever the thread count, run after run") {
   REQUIRE(one.exit_code == 0);
   for (const std::string threads : {"2", "4"}) expect_identical_runs(base + threads);
   CHECK(wiresim(base + "4").out == one.out);
+  // Micro-batches: processors dispatch in a fixed order at each instant, whatever the threads.
+  const Run split = wiresim(base + "1 --micro-batches 2");
+  REQUIRE(split.exit_code == 0);
+  CHECK(wiresim(base + "4 --micro-batches 2").out == split.out);
 }
