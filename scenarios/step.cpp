@@ -73,7 +73,10 @@ class StepBuilder {
   }
 
   // Appends a collective over `gpus` (indices into graph.gpus()) that starts after `after`.
-  NodeId collective(const std::string& kind, int replica, models::Collective op, sim::Bytes size,
+  // A communicator (one kind of collective over one set of GPUs) runs one collective at a
+  // time, as NCCL does on its stream: the launch waits for the communicator, which stays
+  // taken until the collective's last arrival; among waiting ones, the earliest micro-batch.
+  NodeId collective(const std::string& kind, int replica, int micro_batch, models::Collective op, sim::Bytes size,
                     const std::vector<int>& gpus, const std::vector<NodeId>& after,
                     const std::vector<double>& matrix = {}) {
     if (free_comm_) {
@@ -116,6 +119,9 @@ class StepBuilder {
     const NodeId done = dag_.add_delay(sim::Seconds{0.0}, dag_.intern_label(kind + " done"),
                                        static_cast<std::uint32_t>(gpus.front()));
     for (NodeId s : part.sinks) dag_.add_dependency(offset + s, done);
+    const auto comm = communicators_.emplace(std::make_pair(kind, gpus), communicators_.size()).first->second;
+    dag_.set_processor(offset, kCommunicatorBase + static_cast<std::uint32_t>(comm),
+                       static_cast<std::uint32_t>(micro_batch), done);
     instances_.push_back({kind, replica, offset, done});
     auto& stats = by_collective_[kind];
     ++stats.count;
@@ -237,6 +243,9 @@ class StepBuilder {
   sim::TransferDag dag_;
   std::map<std::tuple<int, double, std::vector<topo::DeviceId>, std::vector<double>>, Part> cache_;
   std::map<std::tuple<int, double, std::vector<topo::DeviceId>, std::vector<double>>, double> estimates_;
+  // Processor ids: GPUs are their index; communicators from kCommunicatorBase up.
+  static constexpr std::uint32_t kCommunicatorBase = 1u << 30;
+  std::map<std::pair<std::string, std::vector<int>>, std::size_t> communicators_;
   std::vector<Instance> instances_;
   std::map<std::string, CollectiveStats> by_collective_;
   std::string note_;
@@ -429,7 +438,7 @@ void build_step(StepBuilder& b, const Scenario& s, const std::vector<int>& gpu_o
             for (int t = 0; t < l.tp; ++t)
               kv_sent.push_back(b.send(tp_group[t], tp_group[t] + kv_target, kv_layer, ready[d], "kv_transfer"));
           if (l.tp > 1)
-            ready[d] = b.collective("tp_all_reduce", d, models::Collective::all_reduce, activations, tp_group, {ready[d]});
+            ready[d] = b.collective("tp_all_reduce", d, k, models::Collective::all_reduce, activations, tp_group, {ready[d]});
         }
         if (moe && l.ep > 1) {
           // EP groups: the stage's ranks in (replica, tp) order, ep at a time.
@@ -443,7 +452,7 @@ void build_step(StepBuilder& b, const Scenario& s, const std::vector<int>& gpu_o
               if (q % l.tp == 0 || q == q0) after.push_back(ready[q / l.tp]);
             }
             const auto uniform = m.expert_load.empty() ? std::vector<double>{} : matrix;
-            NodeId n = b.collective("ep_all_to_all", q0 / l.tp, models::Collective::all_to_all, sim::Bytes{per_rank},
+            NodeId n = b.collective("ep_all_to_all", q0 / l.tp, k, models::Collective::all_to_all, sim::Bytes{per_rank},
                                     group, after, uniform);
             n = b.compute(lc.experts, group, n, k);
             // Combine sends every token back: the transpose of the dispatch.
@@ -454,7 +463,7 @@ void build_step(StepBuilder& b, const Scenario& s, const std::vector<int>& gpu_o
                 for (int j = 0; j < l.ep; ++j)
                   back[static_cast<std::size_t>(j) * l.ep + i] = uniform[static_cast<std::size_t>(i) * l.ep + j];
             }
-            n = b.collective("ep_all_to_all", q0 / l.tp, models::Collective::all_to_all, sim::Bytes{per_rank}, group,
+            n = b.collective("ep_all_to_all", q0 / l.tp, k, models::Collective::all_to_all, sim::Bytes{per_rank}, group,
                              {n}, back);
             for (int q = q0; q < q0 + l.ep; ++q) ready[q / l.tp] = n;
           }
@@ -464,7 +473,7 @@ void build_step(StepBuilder& b, const Scenario& s, const std::vector<int>& gpu_o
             for (int t = 0; t < l.tp; ++t) tp_group[t] = gpu(d, p, t);
             ready[d] = b.compute(mlp, tp_group, ready[d], k);
             if (l.tp > 1)
-              ready[d] = b.collective("tp_all_reduce", d, models::Collective::all_reduce, activations, tp_group, {ready[d]});
+              ready[d] = b.collective("tp_all_reduce", d, k, models::Collective::all_reduce, activations, tp_group, {ready[d]});
           }
         }
       }

@@ -11,8 +11,8 @@
 // flow one behind the other: a stage takes micro-batch k once the previous stage handed it
 // over; each GPU computes one kernel at a time, earliest micro-batch first among those
 // ready, so one micro-batch computes while another's collectives are on the wire.
-// Collectives are not serialised per communicator: those of different micro-batches that
-// overlap share the links max-min fairly.
+// A communicator (a kind of collective over one GPU set) runs one collective at a time,
+// earliest micro-batch first, as NCCL queues them on its stream.
 //
 // Methods: simulate (the event-driven run), analytic (each collective its closed-form time,
 // no contention between groups), naive (total traffic over the wire's quoted bandwidth, as a

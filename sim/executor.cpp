@@ -163,13 +163,14 @@ class Executor {
     }
   }
 
-  // A bound node ended: its processor is free for the next waiting node.
+  // A node that frees a processor ended (the bound node itself, or the end of what it holds
+  // the processor for): the processor is free for the next waiting node.
   void release(NodeId id) {
-    const auto bound = dag_.binding(id);
-    if (bound.processor == TransferDag::kNoProcessor) return;
-    Processor& p = processors_[bound.processor];
+    const std::uint32_t freed = dag_.binding(id).releases;
+    if (freed == TransferDag::kNoProcessor) return;
+    Processor& p = processors_[freed];
     p.busy = false;
-    if (!p.ready.empty()) idle_with_work_.push_back(bound.processor);
+    if (!p.ready.empty()) idle_with_work_.push_back(freed);
   }
 
   // End of an instant: each idle processor with waiting nodes starts the lowest priority one.

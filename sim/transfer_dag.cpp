@@ -58,13 +58,21 @@ TransferDag::TransferDag() {
   label_index_.emplace("", 0);
 }
 
-void TransferDag::set_processor(NodeId id, std::uint32_t processor, std::uint32_t priority) {
+void TransferDag::set_processor(NodeId id, std::uint32_t processor, std::uint32_t priority,
+                                std::optional<NodeId> held_until) {
   if (id >= nodes_.size()) throw std::out_of_range(fmt::format("set_processor: no node {}", id));
   if (nodes_[id].kind != NodeKind::delay)
     throw std::invalid_argument(fmt::format("set_processor: {} is a transfer; only delays run on a processor", describe(id)));
   if (processor == kNoProcessor) throw std::invalid_argument("set_processor: processor id 2^32-1 is reserved");
-  if (bindings_.size() <= id) bindings_.resize(id + 1);
-  bindings_[id] = {processor, priority};
+  const NodeId release = held_until.value_or(id);
+  if (release >= nodes_.size()) throw std::out_of_range(fmt::format("set_processor: no node {} to hold until", release));
+  if (bindings_.size() <= std::max(id, release)) bindings_.resize(std::max(id, release) + 1);
+  if (bindings_[release].releases != kNoProcessor && bindings_[release].releases != processor)
+    throw std::invalid_argument(fmt::format("set_processor: {} already frees processor {}", describe(release),
+                                            bindings_[release].releases));
+  bindings_[id].processor = processor;
+  bindings_[id].priority = priority;
+  bindings_[release].releases = processor;
 }
 
 NodeId TransferDag::add_transfer(std::span<const LinkId> links, Bytes bytes,

@@ -67,13 +67,17 @@ class TransferDag {
   // `after` starts only once `before` has ended.
   void add_dependency(NodeId before, NodeId after);
   // Binds delay node `id` to `processor` (one node at a time on it; lowest priority first).
-  void set_processor(NodeId id, std::uint32_t processor, std::uint32_t priority = 0);
+  // With `held_until`, the processor stays taken after `id` ends, until node `held_until`
+  // ends: a communicator that runs one whole collective (launch to last arrival) at a time.
+  void set_processor(NodeId id, std::uint32_t processor, std::uint32_t priority = 0,
+                     std::optional<NodeId> held_until = std::nullopt);
   struct Binding {
     std::uint32_t processor = kNoProcessor;
     std::uint32_t priority = 0;
+    std::uint32_t releases = kNoProcessor;  // the processor this node frees when it ends
   };
   static constexpr std::uint32_t kNoProcessor = 0xffffffffu;
-  // kNoProcessor when unbound. Costs no memory for a DAG with no bound node.
+  // processor == kNoProcessor when unbound. Costs no memory for a DAG with no bound node.
   Binding binding(NodeId id) const { return id < bindings_.size() ? bindings_[id] : Binding{}; }
   bool has_processors() const { return !bindings_.empty(); }
 

@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <algorithm>
+#include <map>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -233,6 +235,30 @@ TEST_CASE("micro-batches: two ping-ponging micro-batches hide EP all_to_all behi
   CHECK(two.by_collective.at("ep_all_to_all").bytes.count() ==
         doctest::Approx(one.by_collective.at("ep_all_to_all").bytes.count()));
   CHECK(two.by_collective.at("ep_all_to_all").count == 2 * one.by_collective.at("ep_all_to_all").count);
+}
+
+TEST_CASE("micro-batches: a communicator runs one collective at a time, a GPU one kernel at a time") {
+  // Replay the step's DAG: every node bound to a processor holds it from its start to the end
+  // of the node that frees it; no two holds of one processor may overlap.
+  const StepResult r = run_with_micro_batches("llama70b-2node-pp2-microbatch.yaml", 4);
+  // Sorted starts and sorted ends of one processor's holds interleave: start i+1 >= end i.
+  std::map<std::uint32_t, std::vector<double>> acquired, freed;
+  for (sim::NodeId id = 0; id < r.dag.size(); ++id) {
+    const auto b = r.dag.binding(id);
+    if (b.processor != sim::TransferDag::kNoProcessor) acquired[b.processor].push_back(r.run.nodes[id].start.count());
+    if (b.releases != sim::TransferDag::kNoProcessor) freed[b.releases].push_back(r.run.nodes[id].end.count());
+  }
+  int communicators = 0;
+  for (auto& [proc, starts] : acquired) {
+    auto& ends = freed[proc];
+    REQUIRE(starts.size() == ends.size());
+    std::sort(starts.begin(), starts.end());
+    std::sort(ends.begin(), ends.end());
+    for (std::size_t i = 1; i < starts.size(); ++i) CHECK(starts[i] >= ends[i - 1] - 1e-12);
+    if (proc >= (1u << 30)) ++communicators;
+  }
+  // Two TP groups (one per stage): each all_reduce of 4 micro-batches x 40 layers x 2 in turn.
+  CHECK(communicators == 2);
 }
 
 TEST_CASE("micro-batches: a given layer_time is shared out by tokens, and a decode re-reads weights") {
