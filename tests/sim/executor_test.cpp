@@ -357,3 +357,25 @@ TEST_CASE("executor: only delays can be bound to a processor") {
   CHECK_FALSE(dag.has_processors());
   CHECK(dag.binding(t).processor == TransferDag::kNoProcessor);
 }
+
+TEST_CASE("executor: a processor held until a later node (one collective at a time on a communicator)") {
+  auto links = uniform_links(2, 1e9, 0.0);
+  TransferDag dag;
+  // Two collectives, each launch (1 us) -> 1 MB over its own link (1 ms) -> done. Both launches
+  // are ready at 0 and bound to processor 9, held until their done node: B waits for A's done.
+  NodeId launch[2], done[2];
+  for (std::uint32_t k = 0; k < 2; ++k) {
+    launch[k] = dag.add_delay(Seconds{1e-6});
+    const NodeId t = dag.add_transfer(ids({k}), Bytes{1e6});
+    done[k] = dag.add_delay(Seconds{0.0});
+    dag.add_dependency(launch[k], t);
+    dag.add_dependency(t, done[k]);
+    dag.set_processor(launch[k], 9, k, done[k]);
+  }
+  const RunResult r = run_dag(links, dag, kChecked);
+  CHECK(std::abs(r.nodes[done[0]].end.count() - 1001e-6) <= kPs);
+  CHECK(std::abs(r.nodes[launch[1]].start.count() - 1001e-6) <= kPs);
+  CHECK(std::abs(r.makespan.count() - 2002e-6) <= kPs);
+  CHECK(dag.binding(done[0]).releases == 9);
+  CHECK(dag.binding(launch[0]).releases == TransferDag::kNoProcessor);
+}
