@@ -21,7 +21,7 @@ enum class Objective { step_time, comm_time, tokens_per_s };
 
 struct SweepSpec {
   ModelShape model;
-  Workload workload;
+  Workload workload;      // micro_batches 0: try 1, 2, 4, 8 per layout and keep the best
   int gpus = 8;
   Objective objective = Objective::step_time;
   Compute compute;
@@ -38,6 +38,7 @@ struct SweepSpec {
 struct SweepRow {
   int index = 0;          // position in enumeration order (ties rank by it)
   Layout layout;
+  int micro_batches = 1;  // what the result used (the best one when the sweep chose)
   StepResult result;      // dag and run dropped to keep memory bounded
   std::string explanation;
 };

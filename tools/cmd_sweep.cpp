@@ -1,6 +1,7 @@
 // wiresim sweep --topo T.yaml --model M.yaml --gpus N: every layout of the model on N GPUs,
 // simulated and ranked.
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -37,7 +38,7 @@ struct SweepOptions {
   long tokens = 4096;
   long batch = 32;
   long context = 4096;
-  int micro_batches = 1;
+  std::string micro_batches = "1";
   std::string max_memory = "8GiB";
   std::string max_events = "2e9";
   std::string objective = "step_time";
@@ -66,10 +67,16 @@ int sweep(const SweepOptions& o) {
     throw InputError(fmt::format("--phase: expected prefill or decode, got '{}'", o.phase));
   }
   if (o.tokens < 1 || o.batch < 1 || o.context < 1) throw InputError("--tokens, --batch and --context must be positive");
-  const long most = spec.workload.phase == scenarios::Phase::prefill ? o.tokens : o.batch;
-  if (o.micro_batches < 1 || o.micro_batches > std::min(most, 1024L))
-    throw InputError(fmt::format("--micro-batches: expected 1 to {}, got {}", std::min(most, 1024L), o.micro_batches));
-  spec.workload.micro_batches = o.micro_batches;
+  const long most = std::min(spec.workload.phase == scenarios::Phase::prefill ? o.tokens : o.batch, 1024L);
+  if (o.micro_batches == "auto") {
+    spec.workload.micro_batches = 0;   // run_sweep tries 1, 2, 4, 8 per layout
+  } else {
+    long m = 0;
+    const auto [ptr, ec] = std::from_chars(o.micro_batches.data(), o.micro_batches.data() + o.micro_batches.size(), m);
+    if (ec != std::errc{} || ptr != o.micro_batches.data() + o.micro_batches.size() || m < 1 || m > most)
+      throw InputError(fmt::format("--micro-batches: expected auto or 1 to {}, got '{}'", most, o.micro_batches));
+    spec.workload.micro_batches = static_cast<int>(m);
+  }
   spec.limits = {models::parse_max_memory(o.max_memory), models::parse_max_events(o.max_events)};
   if (o.objective == "step_time") spec.objective = scenarios::Objective::step_time;
   else if (o.objective == "comm_time") spec.objective = scenarios::Objective::comm_time;
@@ -124,13 +131,14 @@ int sweep(const SweepOptions& o) {
     rows = scenarios::run_sweep(spec, graph, input.params, threads, progress);
   }
   if (o.format == "csv") {
-    fmt::print("rank,tp,ep,pp,dp,placement,step_time_ms,comm_time_ms,exposed_comm_ms,compute_time_ms,tokens_per_s\n");
+    fmt::print(
+        "rank,tp,ep,pp,dp,placement,micro_batches,step_time_ms,comm_time_ms,exposed_comm_ms,compute_time_ms,tokens_per_s\n");
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto& l = rows[i].layout;
       const auto& r = rows[i].result;
-      fmt::print("{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f}\n", i + 1, l.tp, l.ep, l.pp, l.dp,
-                 l.placement == scenarios::Placement::pack ? "pack" : "spread", r.step.ms(), r.comm.ms(),
-                 r.exposed_comm.ms(), r.compute.ms(), r.tokens_per_s);
+      fmt::print("{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f}\n", i + 1, l.tp, l.ep, l.pp, l.dp,
+                 l.placement == scenarios::Placement::pack ? "pack" : "spread", rows[i].micro_batches, r.step.ms(),
+                 r.comm.ms(), r.exposed_comm.ms(), r.compute.ms(), r.tokens_per_s);
     }
   } else if (o.format == "json") {
     nlohmann::ordered_json out;
@@ -138,13 +146,14 @@ int sweep(const SweepOptions& o) {
     out["model"] = spec.model.name;
     out["gpus"] = spec.gpus;
     out["objective"] = o.objective;
-    out["micro_batches"] = o.micro_batches;
+    out["micro_batches"] = o.micro_batches == "auto" ? nlohmann::ordered_json("auto")
+                                                     : nlohmann::ordered_json(spec.workload.micro_batches);
     auto& arr = out["layouts"] = nlohmann::ordered_json::array();
     for (const auto& row : rows) {
       const auto& l = row.layout;
       arr.push_back({{"tp", l.tp}, {"ep", l.ep}, {"pp", l.pp}, {"dp", l.dp},
                      {"placement", l.placement == scenarios::Placement::pack ? "pack" : "spread"},
-                     {"step_time_ms", row.result.step.ms()}, {"comm_time_ms", row.result.comm.ms()},
+                     {"micro_batches", row.micro_batches}, {"step_time_ms", row.result.step.ms()}, {"comm_time_ms", row.result.comm.ms()},
                      {"exposed_comm_ms", row.result.exposed_comm.ms()}, {"compute_time_ms", row.result.compute.ms()},
                      {"tokens_per_s", row.result.tokens_per_s}, {"explanation", row.explanation}});
     }
@@ -153,19 +162,21 @@ int sweep(const SweepOptions& o) {
     const auto counts = scenarios::last_sweep_counts();
     fmt::print("# wiresim sweep: {} on {} GPUs of {}, {} layouts, ranked by {}{}\n", spec.model.name, spec.gpus, o.topo,
                rows.size(), o.objective,
-               o.micro_batches > 1 ? fmt::format(", {} micro-batches", o.micro_batches) : std::string());
+               o.micro_batches == "auto" ? std::string(", micro-batches chosen per layout (1, 2, 4, 8)")
+               : spec.workload.micro_batches > 1 ? fmt::format(", {} micro-batches", spec.workload.micro_batches)
+                                                 : std::string());
     if (counts.too_big > 0)
       fmt::print("# {} more layouts left out: their weights exceed {} per GPU (--gpu-memory)\n", counts.too_big,
                  sim::format_size(spec.gpu_memory));
     fmt::print("# {}\n", spec.compute.enabled()
                               ? fmt::format("compute: roofline at {} and the GPU's memory bandwidth", o.peak_flops)
                               : std::string("no compute model: steps are communication only (give --peak-flops)"));
-    fmt::print("{:>4}  {:<24} {:>12} {:>12} {:>12} {:>14}\n", "rank", "layout", "step (ms)", "comm (ms)", "exposed (ms)",
-               "tokens/s");
+    fmt::print("{:>4}  {:<24} {:>3} {:>12} {:>12} {:>12} {:>14}\n", "rank", "layout", "mb", "step (ms)", "comm (ms)",
+               "exposed (ms)", "tokens/s");
     for (std::size_t i = 0; i < rows.size(); ++i)
-      fmt::print("{:>4}  {:<24} {:>12.3f} {:>12.3f} {:>12.3f} {:>14.1f}\n", i + 1, scenarios::layout_name(rows[i].layout),
-                 rows[i].result.step.ms(), rows[i].result.comm.ms(), rows[i].result.exposed_comm.ms(),
-                 rows[i].result.tokens_per_s);
+      fmt::print("{:>4}  {:<24} {:>3} {:>12.3f} {:>12.3f} {:>12.3f} {:>14.1f}\n", i + 1,
+                 scenarios::layout_name(rows[i].layout), rows[i].micro_batches, rows[i].result.step.ms(),
+                 rows[i].result.comm.ms(), rows[i].result.exposed_comm.ms(), rows[i].result.tokens_per_s);
     fmt::print("\n");
     for (std::size_t i = 0; i < std::min<std::size_t>(rows.size(), static_cast<std::size_t>(std::max(0, o.top))); ++i)
       fmt::print("{}. {}\n", i + 1, rows[i].explanation);
@@ -192,7 +203,8 @@ void add_sweep_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--batch", o->batch, "decode sequences per replica (default 32)");
   cmd->add_option("--context", o->context, "decode context length (default 4096)");
   cmd->add_option("--micro-batches", o->micro_batches,
-                  "split the batch into this many micro-batches (pipeline stages and EP ping-pong overlap; default 1)");
+                  "split the batch into this many micro-batches (pipeline stages and EP ping-pong overlap; default 1), "
+                  "or auto: try 1, 2, 4, 8 per layout and keep the best");
   cmd->add_option("--max-memory", o->max_memory,
                   "memory the whole sweep may use to simulate, shared by the worker threads (default 8GiB)");
   cmd->add_option("--max-events", o->max_events, "refuse a layout whose step would take more events (default 2e9)");

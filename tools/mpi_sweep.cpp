@@ -20,6 +20,7 @@ nlohmann::json row_to_json(const scenarios::SweepRow& row) {
   const auto& l = row.layout;
   const auto& r = row.result;
   nlohmann::json j{{"index", row.index},
+                   {"micro_batches", row.micro_batches},
                    {"layout", {l.tp, l.ep, l.pp, l.dp, static_cast<int>(l.placement)}},
                    {"step", r.step.count()},
                    {"compute", r.compute.count()},
@@ -37,6 +38,7 @@ nlohmann::json row_to_json(const scenarios::SweepRow& row) {
 scenarios::SweepRow row_from_json(const nlohmann::json& j) {
   scenarios::SweepRow row;
   row.index = j.at("index").get<int>();
+  row.micro_batches = j.at("micro_batches").get<int>();
   const auto& l = j.at("layout");
   row.layout.tp = l[0];
   row.layout.ep = l[1];

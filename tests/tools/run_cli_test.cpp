@@ -2,6 +2,7 @@
 // step_time_ms, comm_time_ms, exposed_comm_ms, breakdown) and micro-batching on the command line.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -38,6 +39,26 @@ TEST_CASE("sweep --micro-batches: ranks the same layouts, and refuses a count th
   const Run bad = wiresim(base + " --micro-batches 5000");
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("--micro-batches") != std::string::npos);
+  // auto: each layout keeps its best of 1, 2, 4, 8 micro-batches — never worse than 1.
+  const Run best = wiresim(base + " --micro-batches auto");
+  REQUIRE(best.exit_code == 0);
+  const auto c = nlohmann::json::parse(best.out);
+  CHECK(c["micro_batches"] == "auto");
+  REQUIRE(c["layouts"].size() == a["layouts"].size());
+  const auto key = [](const nlohmann::json& l) {
+    return l["tp"].dump() + l["ep"].dump() + l["pp"].dump() + l["dp"].dump() + l["placement"].get<std::string>();
+  };
+  std::map<std::string, double> single;
+  for (const auto& l : a["layouts"]) single[key(l)] = l["step_time_ms"].get<double>();
+  int split = 0;
+  for (const auto& l : c["layouts"]) {
+    const int m = l["micro_batches"].get<int>();
+    CHECK((m == 1 || m == 2 || m == 4 || m == 8));
+    CHECK(l["step_time_ms"].get<double>() <= single.at(key(l)) + 1e-9);
+    split += m > 1;
+  }
+  CHECK(split > 0);   // with compute to overlap, some layout gains from splitting
+  CHECK(wiresim(base + " --micro-batches many").exit_code == 2);
   // A memory limit too small for any layout's step: refused with one line naming the option.
   expect_one_line_error(wiresim(base + " --max-memory 1KiB"), "--max-memory", "the limits are");
 }
