@@ -90,6 +90,12 @@ std::string heat_map(const std::string& title, const SweepRow& row) {
   return svg + "</svg>";
 }
 
+// The layout, and its micro-batch count when it split the batch.
+std::string row_name(const SweepRow& row) {
+  return row.micro_batches > 1 ? fmt::format("{} mb{}", layout_name(row.layout), row.micro_batches)
+                               : layout_name(row.layout);
+}
+
 }  // namespace
 
 void write_sweep_report(std::ostream& out, const SweepSpec& spec, const std::vector<SweepRow>& rows) {
@@ -97,7 +103,7 @@ void write_sweep_report(std::ostream& out, const SweepSpec& spec, const std::vec
   std::vector<std::string> labels;
   std::set<std::string> kinds, tiers;
   for (std::size_t i = 0; i < shown; ++i) {
-    labels.push_back(layout_name(rows[i].layout));
+    labels.push_back(row_name(rows[i]));
     for (const auto& [k, c] : rows[i].result.by_collective) kinds.insert(k);
     for (const auto& [t, s] : rows[i].result.by_tier) tiers.insert(t);
   }
@@ -133,12 +139,12 @@ void write_sweep_report(std::ostream& out, const SweepSpec& spec, const std::vec
   out << stacked_bars("Time per step by collective", "ms", labels, time_series, times) << "\n";
   out << stacked_bars("Bytes per step by tier", "GB", labels, std::vector<std::string>(tiers.begin(), tiers.end()), bytes)
       << "\n";
-  out << heat_map("Link utilisation, best layout: " + layout_name(rows.front().layout), rows.front()) << "\n";
-  out << heat_map("Link utilisation, worst layout: " + layout_name(rows.back().layout), rows.back()) << "\n";
+  out << heat_map("Link utilisation, best layout: " + row_name(rows.front()), rows.front()) << "\n";
+  out << heat_map("Link utilisation, worst layout: " + row_name(rows.back()), rows.back()) << "\n";
   out << "<table><tr><th>layout</th><th>step (ms)</th><th>comm (ms)</th><th>exposed (ms)</th><th>tokens/s</th></tr>\n";
   for (const auto& row : rows)
     out << fmt::format("<tr><td>{}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:.0f}</td></tr>\n",
-                       escape(layout_name(row.layout)), row.result.step.ms(), row.result.comm.ms(),
+                       escape(row_name(row)), row.result.step.ms(), row.result.comm.ms(),
                        row.result.exposed_comm.ms(), row.result.tokens_per_s);
   out << "</table></body></html>\n";
 }
