@@ -36,6 +36,9 @@ struct Instance {
 
 class StepBuilder {
  public:
+  // Processor ids: GPUs are their index; communicators from kCommunicatorBase up.
+  static constexpr std::uint32_t kCommunicatorBase = 1u << 30;
+
   // free_comm: every collective and send takes no time (the compute-bound step).
   // count_only: collectives are not expanded, only their plans' sizes estimated
   // (estimated_nodes()), so that a step too big to simulate is refused before it is built.
@@ -243,8 +246,6 @@ class StepBuilder {
   sim::TransferDag dag_;
   std::map<std::tuple<int, double, std::vector<topo::DeviceId>, std::vector<double>>, Part> cache_;
   std::map<std::tuple<int, double, std::vector<topo::DeviceId>, std::vector<double>>, double> estimates_;
-  // Processor ids: GPUs are their index; communicators from kCommunicatorBase up.
-  static constexpr std::uint32_t kCommunicatorBase = 1u << 30;
   std::map<std::pair<std::string, std::vector<int>>, std::size_t> communicators_;
   std::vector<Instance> instances_;
   std::map<std::string, CollectiveStats> by_collective_;
@@ -551,6 +552,20 @@ StepResult run_step(const Scenario& s, const topo::LinkGraph& graph, const model
   sim::RunResult run = sim::run_dag(machine.links(), b.dag());
   result.step = run.makespan;
   result.compute = sim::run_dag(machine.links(), compute_only.dag()).makespan;
+  {
+    // Compute kernels are the nodes bound to a GPU's processor; each ran from its start
+    // (when it got the GPU) to its end.
+    std::map<std::uint32_t, double> busy;
+    const sim::TransferDag& dag = b.dag();
+    for (NodeId id = 0; id < dag.size(); ++id) {
+      const auto bound = dag.binding(id).processor;
+      if (bound < StepBuilder::kCommunicatorBase) busy[bound] += (run.nodes[id].end - run.nodes[id].start).count();
+    }
+    double sum = 0.0;
+    for (int g : result.gpu_of_rank) sum += busy[static_cast<std::uint32_t>(g)];
+    if (run.makespan.count() > 0.0 && !result.gpu_of_rank.empty())
+      result.compute_utilisation = sum / (run.makespan.count() * static_cast<double>(result.gpu_of_rank.size()));
+  }
   // Communication time is wall time with something in flight on replica 0: the union of the
   // instances' intervals (per kind, and over all kinds), so that micro-batches' collectives
   // that overlap one another are not counted twice.

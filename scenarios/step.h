@@ -63,6 +63,9 @@ struct StepResult {
   std::vector<HotLink> busiest;        // the 5 busiest links
   std::vector<HotLink> utilisation;    // every link that carried bytes, busiest first (at most 256)
   double tokens_per_s = 0.0;
+  // Mean over the layout's GPUs of the share of the step they spend computing (0 without a
+  // compute model): what pipeline bubbles and exposed communication leave of the GPUs.
+  double compute_utilisation = 0.0;
   sim::Seconds per_token_latency;
   std::string note;            // naive: how the wire bandwidth was quoted
   std::vector<int> gpu_of_rank;

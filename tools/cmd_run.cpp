@@ -61,6 +61,7 @@ nlohmann::ordered_json to_json(const scenarios::Scenario& s, const std::string& 
   out["exposed_comm_ms"] = r.exposed_comm.ms();
   out["compute_time_ms"] = r.compute.ms();
   out["tokens_per_s"] = r.tokens_per_s;
+  out["compute_utilisation"] = r.compute_utilisation;
   out["per_token_latency_ms"] = r.per_token_latency.ms();
   nlohmann::ordered_json by_collective = nlohmann::ordered_json::object();
   for (const auto& [kind, c] : r.by_collective)
@@ -95,6 +96,9 @@ void print_table(const scenarios::Scenario& s, const std::string& topo, const st
   fmt::print("{:<24} {:>12.3f} ms   (in flight on replica 0; exposed {:.3f} ms)\n", "communication", r.comm.ms(),
              r.exposed_comm.ms());
   fmt::print("{:<24} {:>12.3f} ms   (the step with communication free)\n", "compute", r.compute.ms());
+  if (r.compute_utilisation > 0.0)
+    fmt::print("{:<24} {:>12.1f} %    (of the step the GPUs spend computing, mean over GPUs)\n", "GPU compute busy",
+               100.0 * r.compute_utilisation);
   fmt::print("{:<24} {:>12.1f} tokens/s\n", "throughput", r.tokens_per_s);
   if (simulated)
     fmt::print("{:<24} {:>12.3f} ms   (the event-driven run of the same step)\n", "simulated step time",

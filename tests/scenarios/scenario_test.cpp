@@ -122,6 +122,8 @@ TEST_CASE("a roofline adds compute and leaves communication exposed") {
   CHECK(r.compute.count() == doctest::Approx(80 * per_layer).epsilon(1e-9));
   CHECK(r.step.count() == doctest::Approx(r.compute.count() + r.exposed_comm.count()).epsilon(1e-9));
   CHECK(r.exposed_comm.count() > 0.0);
+  // One chain, every GPU computing all of it: busy for compute / step of the step.
+  CHECK(r.compute_utilisation == doctest::Approx(r.compute.count() / r.step.count()).epsilon(1e-6));
 }
 
 TEST_CASE("bad scenarios are refused with file, line and what would be valid") {
@@ -218,6 +220,8 @@ TEST_CASE("micro-batches: a pipeline's compute-only step is (m + pp - 1) stage s
     CHECK(r.step < one.step);
     CHECK(r.step >= r.compute);
     CHECK(r.exposed_comm.count() == doctest::Approx(r.step.count() - r.compute.count()));
+    // Each GPU computes its stage's layers for every micro-batch: a stage's work per step.
+    CHECK(r.compute_utilisation == doctest::Approx(stage / r.step.count()).epsilon(1e-6));  // ps-rounded kernels
   }
 }
 

@@ -16,7 +16,7 @@ TEST_CASE("run --format json: the contract's keys, and micro-batches that overla
   REQUIRE(one.exit_code == 0);
   const auto j = nlohmann::json::parse(one.out);
   for (const char* key : {"step_time_ms", "comm_time_ms", "exposed_comm_ms", "compute_time_ms", "breakdown",
-                          "micro_batches", "tokens_per_s"})
+                          "micro_batches", "tokens_per_s", "compute_utilisation"})
     CHECK_MESSAGE(j.contains(key), key);
   CHECK(j["micro_batches"] == 2);
   CHECK(j["breakdown"]["by_collective"].contains("ep_all_to_all"));
@@ -24,6 +24,9 @@ TEST_CASE("run --format json: the contract's keys, and micro-batches that overla
   CHECK(j["step_time_ms"].get<double>() ==
         doctest::Approx(j["compute_time_ms"].get<double>() + j["exposed_comm_ms"].get<double>()));
   CHECK(j["exposed_comm_ms"].get<double>() < 0.5 * j["comm_time_ms"].get<double>());
+  // No pipeline: every GPU computes the whole compute-bound step, so busy = compute / step.
+  CHECK(j["compute_utilisation"].get<double>() ==
+        doctest::Approx(j["compute_time_ms"].get<double>() / j["step_time_ms"].get<double>()).epsilon(1e-6));
 }
 
 TEST_CASE("sweep --micro-batches: ranks the same layouts, and refuses a count that does not fit") {
