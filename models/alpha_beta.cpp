@@ -210,13 +210,17 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
       if (problem.op == Collective::all_reduce) {
         // Loops run in lock step: while a loop's reduced parts cross the switch (one wire
         // latency) only reduce-scatters flow, leaving the downlinks (n-1)/n idle.
+        // Each loop's streams also pay the step overhead once (it overlaps the last arrival).
+        const double tau = machine.arch().nvls_step_overhead.count();
         t += 2.0 * wire + ((n + 1.0) * loops + n - 1.0) * w / bw + (loops - 1.0) * wire * (n - 1.0) / n +
-             b.reduction_time(sim::Bytes{w * eff}).count();
+             b.reduction_time(sim::Bytes{w * eff}).count() + loops * tau;
         formula = "2 wire + ((n+1) L + n - 1) x part/(eff x B) + (L-1) wire (n-1)/n";
       } else {
-        t += wire + n * loops * w / bw +
-             (problem.op == Collective::reduce_scatter ? b.reduction_time(sim::Bytes{w * eff}).count() : 0.0);
-        formula = "wire + n L x part/(eff x B)";
+        // The last loop's arrival (wire, plus the reduction) overlaps its step overhead.
+        const double tau = machine.arch().nvls_step_overhead.count();
+        const double last = wire + (problem.op == Collective::reduce_scatter ? b.reduction_time(sim::Bytes{w * eff}).count() : 0.0);
+        t += n * loops * w / bw + (loops - 1.0) * tau + std::max(last, tau);
+        formula = "n L x part/(eff x B) + (L-1) x step overhead + max(last arrival, step overhead)";
       }
       break;
     }

@@ -39,6 +39,7 @@ void expand_nvls(PlanBuilder& b, Plan& plan) {
   const bool all_gather = problem.op != Collective::reduce_scatter;
   const auto rs_label = b.label("nvls reduce-scatter");
   const auto ag_label = b.label("nvls all-gather");
+  const sim::Seconds overhead = m.arch().nvls_step_overhead;
   std::vector<sim::NodeId> prev_rs(n, b.launch()), prev_ag(n, b.launch());
   // A part's reduce-scatter may run at most `ahead` loops ahead of its all-gather: the
   // reduced chunk waits in a buffer until it is multicast (NCCL's NVLS buffer holds a few).
@@ -55,7 +56,7 @@ void expand_nvls(PlanBuilder& b, Plan& plan) {
         const sim::NodeId slot = all_gather && k >= ahead ? gathered[j][k % ahead] : kNoNode;
         const auto rs = b.send_links(links, j, j, part, {prev_rs[j], slot}, wire + b.reduction_time(part),
                                      rs_label, sim::BytesPerSec::unlimited(), efficiency);
-        prev_rs[j] = rs.transfer;
+        prev_rs[j] = overhead.count() > 0.0 ? b.delay(overhead, {rs.transfer}, rs_label, j) : rs.transfer;
         ready = rs.arrival;
       }
       if (all_gather) {
@@ -63,7 +64,7 @@ void expand_nvls(PlanBuilder& b, Plan& plan) {
         links.insert(links.begin(), ports[j].up);
         const auto ag = b.send_links(links, j, j, part, {prev_ag[j], ready}, wire, ag_label,
                                      sim::BytesPerSec::unlimited(), efficiency);
-        prev_ag[j] = ag.transfer;
+        prev_ag[j] = overhead.count() > 0.0 ? b.delay(overhead, {ag.transfer}, ag_label, j) : ag.transfer;
         gathered[j][k % ahead] = ag.transfer;
       }
     }

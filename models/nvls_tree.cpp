@@ -57,6 +57,7 @@ void expand_nvls_tree(PlanBuilder& b, Plan& plan) {
   const auto down_label = b.label("tree broadcast (down)");
   const auto ag_label = b.label("nvls all-gather");
   const auto root_label = b.label("tree root");
+  const sim::Seconds overhead = m.arch().nvls_step_overhead;
   // The tree's network connections hold NCCL_STEPS chunks per channel (protocol slots):
   // that many loops may be in flight between a part's reduce-scatter and its all-gather.
   const int ahead = std::max(2, b.protocol().slots);
@@ -85,7 +86,7 @@ void expand_nvls_tree(PlanBuilder& b, Plan& plan) {
         const sim::NodeId slot = k >= ahead ? gathered[r][k % ahead] : kNoNode;
         const auto rs = b.send_links(links, r, r, part, {prev_rs[r], slot}, wire + b.reduction_time(part),
                                      rs_label, sim::BytesPerSec::unlimited(), efficiency);
-        prev_rs[r] = rs.transfer;
+        prev_rs[r] = overhead.count() > 0.0 ? b.delay(overhead, {rs.transfer}, rs_label, r) : rs.transfer;
         reduced[r] = rs.arrival;
       }
       for (int w = 0; w < 2; ++w) {
@@ -121,7 +122,7 @@ void expand_nvls_tree(PlanBuilder& b, Plan& plan) {
         links.insert(links.begin(), port[r].up);
         const auto ag = b.send_links(links, r, r, part, {prev_ag[r], have[r][0], have[r][1]}, wire, ag_label,
                                      sim::BytesPerSec::unlimited(), efficiency);
-        prev_ag[r] = ag.transfer;
+        prev_ag[r] = overhead.count() > 0.0 ? b.delay(overhead, {ag.transfer}, ag_label, r) : ag.transfer;
         gathered[r][k % ahead] = ag.transfer;
       }
     }

@@ -81,7 +81,7 @@ sim::Bytes size_of(const std::string& s) { return sim::parse_size(s); }
 
 ArchParams read_arch(const Reader& r, const YAML::Node& n, const std::string& where) {
   r.only_keys(n, {"channels", "nvls_channels", "nvls_efficiency", "ll_max", "ll128_per_channel",
-                  "link_efficiency", "shm_bandwidth", "launch_overhead"}, where);
+                  "link_efficiency", "shm_bandwidth", "launch_overhead", "nvls_step_overhead"}, where);
   ArchParams a;
   a.channels = r.count(r.need(n, "channels", where), where + ".channels", 1, 64);
   a.nvls_channels = r.count(r.need(n, "nvls_channels", where), where + ".nvls_channels", 1, 1024);
@@ -91,6 +91,11 @@ ArchParams read_arch(const Reader& r, const YAML::Node& n, const std::string& wh
                                                    where + ".ll128_per_channel");
   if (n["shm_bandwidth"])
     a.shm_bandwidth = r.scalar<sim::BytesPerSec>(n["shm_bandwidth"], rate_of, where + ".shm_bandwidth");
+  if (n["nvls_step_overhead"]) {
+    a.nvls_step_overhead = r.scalar<sim::Seconds>(n["nvls_step_overhead"], time_of, where + ".nvls_step_overhead");
+    if (a.nvls_step_overhead.count() < 0.0 || a.nvls_step_overhead.count() > 1e-3)
+      r.fail(n["nvls_step_overhead"], where + ".nvls_step_overhead: expected 0 to 1ms");
+  }
   if (n["launch_overhead"]) {
     a.launch_overhead = r.scalar<sim::Seconds>(n["launch_overhead"], time_of, where + ".launch_overhead");
     if (a.launch_overhead.count() < 0.0 || a.launch_overhead.count() > 1e-2)

@@ -47,6 +47,10 @@ struct ArchParams {
   // Added once to every collective's base latency: what the vendor's library and runtime
   // spend to launch and complete a collective beyond NCCL's latency tables (RCCL on ROCm).
   sim::Seconds launch_overhead{0.0};
+  // What each NVLS step (one chunk per channel and head) costs a GPU's reduce-scatter and
+  // all-gather streams beyond moving its bytes: the multimem and flag synchronisation through
+  // the switch. Paid once per loop per stream, so small chunks lose more of the bandwidth.
+  sim::Seconds nvls_step_overhead{0.0};
   double efficiency(topo::Tier tier) const;   // 1.0 where not given
 };
 

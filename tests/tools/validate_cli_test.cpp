@@ -64,6 +64,8 @@ TEST_CASE("validate: every H100 8-GPU all_reduce data set stays within 15% media
     REQUIRE_FALSE(d.contains("skipped"));
     CHECK(d["gpus"] == 8);
     CHECK(d["median_abs_err_pct"].get<double>() <= 15.0);
+    // Issue 5's target on 8-GPU NVSwitch nodes (sizes >= 1 MiB), met since the NVLS step overhead.
+    CHECK(d["large_median_abs_err_pct"].get<double>() <= 5.0);
     ++checked;
   }
   CHECK(checked == 1);
