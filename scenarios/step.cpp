@@ -49,7 +49,7 @@ class StepBuilder {
   double estimated_nodes() const { return estimated_nodes_ + static_cast<double>(dag_.size()); }
 
   // A zero-time marker on `track` after `after` (a join, a handover).
-  NodeId mark(std::initializer_list<NodeId> after, std::uint32_t track) {
+  NodeId mark(const std::vector<NodeId>& after, std::uint32_t track) {
     const NodeId n = dag_.add_delay(sim::Seconds{0.0}, dag_.intern_label("compute"), track);
     for (auto a : after)
       if (a != kNone) dag_.add_dependency(a, n);
@@ -82,12 +82,7 @@ class StepBuilder {
   NodeId collective(const std::string& kind, int replica, int micro_batch, models::Collective op, sim::Bytes size,
                     const std::vector<int>& gpus, const std::vector<NodeId>& after,
                     const std::vector<double>& matrix = {}) {
-    if (free_comm_) {
-      const NodeId n = mark({}, static_cast<std::uint32_t>(gpus.front()));
-      for (NodeId a : after)
-        if (a != kNone) dag_.add_dependency(a, n);
-      return n;
-    }
+    if (free_comm_) return mark(after, static_cast<std::uint32_t>(gpus.front()));
     models::Problem problem;
     problem.op = op;
     problem.size = size;
@@ -95,10 +90,7 @@ class StepBuilder {
     problem.matrix = matrix;
     if (count_only_) {
       estimated_nodes_ += estimate_for(kind, problem);
-      const NodeId n = mark({}, static_cast<std::uint32_t>(gpus.front()));
-      for (NodeId a : after)
-        if (a != kNone) dag_.add_dependency(a, n);
-      return n;
+      return mark(after, static_cast<std::uint32_t>(gpus.front()));
     }
     const Part& part = part_for(kind, problem);
     const NodeId offset = static_cast<NodeId>(dag_.size());
@@ -158,8 +150,14 @@ class StepBuilder {
     return options;
   }
 
+  // Collectives with the same operation, size, ranks and matrix share a plan (and its estimate).
+  using PlanKey = std::tuple<int, double, std::vector<topo::DeviceId>, std::vector<double>>;
+  static PlanKey key_of(const models::Problem& p) {
+    return {static_cast<int>(p.op), p.size.count(), p.ranks, p.matrix};
+  }
+
   double estimate_for(const std::string& kind, const models::Problem& problem) {
-    auto key = std::make_tuple(static_cast<int>(problem.op), problem.size.count(), problem.ranks, problem.matrix);
+    const PlanKey key = key_of(problem);
     auto it = estimates_.find(key);
     if (it != estimates_.end()) return it->second;
     const models::Decision d = models::tune(machine_, problem, options_for(kind));
@@ -167,7 +165,7 @@ class StepBuilder {
   }
 
   const Part& part_for(const std::string& kind, const models::Problem& problem) {
-    auto key = std::make_tuple(static_cast<int>(problem.op), problem.size.count(), problem.ranks, problem.matrix);
+    const PlanKey key = key_of(problem);
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
     const models::Decision d = models::tune(machine_, problem, options_for(kind));
@@ -244,8 +242,8 @@ class StepBuilder {
   bool count_only_;
   double estimated_nodes_ = 0.0;
   sim::TransferDag dag_;
-  std::map<std::tuple<int, double, std::vector<topo::DeviceId>, std::vector<double>>, Part> cache_;
-  std::map<std::tuple<int, double, std::vector<topo::DeviceId>, std::vector<double>>, double> estimates_;
+  std::map<PlanKey, Part> cache_;
+  std::map<PlanKey, double> estimates_;
   std::map<std::pair<std::string, std::vector<int>>, std::size_t> communicators_;
   std::vector<Instance> instances_;
   std::map<std::string, CollectiveStats> by_collective_;
