@@ -15,7 +15,7 @@ PlanBuilder::Sent PlanBuilder::send_merged(int from, int to, sim::Bytes payload,
   const sim::Bytes piece = payload / static_cast<double>(merged);
   const sim::Seconds extra = step_latency(from, to) * static_cast<double>(merged - 1) +
                              reduction_time(piece) * static_cast<double>(reductions);
-  return send(from, to, payload, deps, flow, label, cap, false, extra);
+  return send(from, to, payload, deps, flow, label, cap, false, extra, merged);
 }
 
 }  // namespace wiresim::models

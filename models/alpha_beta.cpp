@@ -33,6 +33,7 @@ std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& 
     const auto& route = routes[i];
     sim::BytesPerSec edge_cap = cap;
     if (m.staged(b.gpu(edges[i].from), b.gpu(edges[i].to))) edge_cap = std::min(edge_cap, m.arch().shm_bandwidth * payload);
+    edge_cap = std::min(edge_cap, b.channel_cap(edges[i].from, edges[i].to));
     double wire = edge_cap.is_unlimited() ? INFINITY : edge_cap.count() / payload;
     for (auto l : route) wire = std::min(wire, m.links()[l].capacity.count() / load[l]);
     rates.push_back(wire * payload);
@@ -62,6 +63,7 @@ double ring_pass_time(const PlanBuilder& b, Collective op, int n, const std::vec
                       const std::vector<double>& latency, sim::Bytes block, sim::Bytes chunk, int slots) {
   const int steps = op == Collective::all_reduce ? 2 * (n - 1) : n - 1;
   const int loops = chunk_count(block, chunk);
+  const double overhead = b.protocol().overhead.count();
   std::vector<double> send_end(n, 0.0), loop_end(n, 0.0), arrive_in(n, 0.0), next_arrive(n, 0.0);
   std::vector<std::vector<double>> consumed(n, std::vector<double>(slots, 0.0));
   for (int k = 0; k < loops; ++k) {
@@ -73,7 +75,7 @@ double ring_pass_time(const PlanBuilder& b, Collective op, int n, const std::vec
       for (int p = 0; p < n; ++p) {
         const double data = s == 0 ? loop_end[p] : arrive_in[p];
         const double slot = j >= slots ? consumed[p][j % slots] : 0.0;
-        const double end = std::max({send_end[p], data, slot}) + c.count() / rate[p];
+        const double end = std::max({send_end[p], data, slot}) + overhead + c.count() / rate[p];
         const double arrival = end + latency[p] + reduction;
         send_end[p] = end;
         next_arrive[(p + 1) % n] = arrival;
@@ -128,7 +130,8 @@ double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vec
   for (int k = 0; k < loops; ++k) {
     const sim::Bytes c = chunk_size(block, chunk, k);
     double step = 0.0;
-    for (std::size_t e = 0; e < edges.size(); ++e) step = std::max(step, c.count() / rates[e] + latency[e]);
+    for (std::size_t e = 0; e < edges.size(); ++e)
+      step = std::max(step, b.protocol().overhead.count() + c.count() / rates[e] + latency[e]);
     for (int s = 0; s < steps; ++s) {
       const bool reducing = op == Collective::reduce_scatter || (op == Collective::all_reduce && s < n - 1);
       t += step + (reducing ? b.reduction_time(c).count() : 0.0);
@@ -142,7 +145,8 @@ double phase_time(const PlanBuilder& b, const std::vector<Edge>& edges, sim::Byt
   const auto rates = shared_rates(b, edges, cap);
   double t = 0.0;
   for (std::size_t e = 0; e < edges.size(); ++e)
-    t = std::max(t, payload.count() / rates[e] + b.step_latency(edges[e].from, edges[e].to).count());
+    t = std::max(t, b.protocol().overhead.count() + payload.count() / rates[e] +
+                        b.step_latency(edges[e].from, edges[e].to).count());
   return t;
 }
 
@@ -170,6 +174,7 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
         const int hops = n - 1;
         std::vector<Edge> edges;
         for (int i = 0; i < hops; ++i) edges.push_back({order[i], order[i + 1], static_cast<std::uint32_t>(i)});
+        b.cap_nvlink_channels(choice.channels);
         const auto rates = shared_rates(b, edges, b.protocol_cap());
         const sim::Bytes chunk = ring_chunk(machine, choice, problem.op, choice.channels);
         const int loops = chunk_count(size, chunk);
@@ -179,7 +184,7 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
           const sim::Bytes c = chunk_size(size, chunk, k);
           for (int i = 0; i < hops; ++i) {
             const double start = std::max(sent[i], i > 0 ? arrived[i - 1] : base);
-            sent[i] = start + c.count() / rates[i];
+            sent[i] = start + b.protocol().overhead.count() + c.count() / rates[i];
             arrived[i] = sent[i] + b.step_latency(order[i], order[i + 1]).count() +
                          (reducing ? b.reduction_time(c).count() : 0.0);
           }
@@ -194,6 +199,7 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
       const int per_ring = std::max(1, choice.channels / rings);
       const sim::Bytes block = size / (static_cast<double>(n) * rings);
       const sim::Bytes chunk = ring_chunk(machine, choice, problem.op, per_ring);
+      b.cap_nvlink_channels(per_ring);
       t += ring_time(b, problem.op, orders, block, chunk, b.protocol_cap() / rings);
       const int steps = problem.op == Collective::all_reduce ? 2 * (n - 1) : n - 1;
       formula = fmt::format("base + loops({}) x steps({}) x (chunk/rate + step latency)", chunk_count(block, chunk), steps);
@@ -248,10 +254,34 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
     case Algorithm::direct:
     case Algorithm::pairwise: {
       if (problem.op == Collective::send_recv) {
+        // As expand_send_recv: P2P chunks of the slowest tier, back to back through the
+        // connection's buffer slots; each pays the send overhead.
         std::vector<Edge> edges;
-        for (int i = 0; i < n; ++i) edges.push_back({i, (i + 1) % n, static_cast<std::uint32_t>(i)});
-        t += phase_time(b, edges, size, b.protocol_cap());
-        formula = "base + S / rate + step";
+        TierClass worst = TierClass::nvlink;
+        for (int i = 0; i < n; ++i) {
+          edges.push_back({i, (i + 1) % n, static_cast<std::uint32_t>(i)});
+          worst = std::max(worst, machine.tier_class(machine.route(b.gpu(i), b.gpu((i + 1) % n))));
+        }
+        const sim::Bytes chunk = machine.params().p2p_chunk[static_cast<int>(worst)];
+        const int loops = chunk_count(size, chunk);
+        const sim::Bytes buffer = b.protocol().step * static_cast<double>(b.protocol().slots);
+        const int slots = std::max(2, static_cast<int>(buffer / chunk));
+        const auto rates = shared_rates(b, edges, b.protocol_cap());
+        double last = 0.0;
+        for (std::size_t e = 0; e < edges.size(); ++e) {
+          const double lat = b.step_latency(edges[e].from, edges[e].to).count();
+          std::vector<double> arrived(slots, 0.0);
+          double sent = 0.0, arrival = 0.0;
+          for (int k = 0; k < loops; ++k) {
+            const double slot = k >= slots ? arrived[k % slots] : 0.0;
+            sent = std::max(sent, slot) + b.protocol().overhead.count() + chunk_size(size, chunk, k).count() / rates[e];
+            arrival = sent + lat;
+            arrived[k % slots] = arrival;
+          }
+          last = std::max(last, arrival);
+        }
+        t += last;
+        formula = fmt::format("base + {} chunks x (overhead + chunk / rate) + step", loops);
         break;
       }
       const sim::Bytes uniform = size / static_cast<double>(n);
@@ -264,7 +294,7 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
         const auto rates = shared_rates(b, edges, cap);
         double longest = 0.0;
         for (std::size_t e = 0; e < edges.size(); ++e)
-          longest = std::max(longest, piece_of(edges[e].from, edges[e].to).count() / rates[e] +
+          longest = std::max(longest, b.protocol().overhead.count() + piece_of(edges[e].from, edges[e].to).count() / rates[e] +
                                           b.step_latency(edges[e].from, edges[e].to).count());
         return longest;
       };
@@ -287,6 +317,7 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
     case Algorithm::tree: {
       const int trees = by_node.size() > 1 ? 2 : 1;
       const int per_tree = std::max(1, choice.channels / trees);
+      b.cap_nvlink_channels(per_tree);
       const sim::Bytes chunk = b.protocol().step * (b.protocol().payload * per_tree);
       const sim::Bytes share = size / static_cast<double>(trees);
       const int loops = chunk_count(share, chunk);
@@ -328,7 +359,13 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
       for (const auto& e : edges) full = std::min(full, shared_rates(b, {e}, cap).front());
       const double rate = *std::min_element(shared.begin(), shared.end());
       const sim::Bytes c = loops > 1 ? chunk : share;
-      t += 2.0 * (step + depth * c.count() / full) + (loops - 1.0) * c.count() / rate +
+      const double o = b.protocol().overhead.count();
+      // Once the root starts sending down, each GPU's uplink carries its up and down sends at
+      // once. The root's child meets the down stream after two of its up sends (one hop from
+      // the root, which started one fill later): those two go at the full rate, the rest shared.
+      const double hop = o + c.count() / full;
+      const double alone = std::min(loops - 1.0, 2.0);
+      t += 2.0 * (step + depth * hop) + alone * hop + (loops - 1.0 - alone) * (o + c.count() / rate) +
            depth * b.reduction_time(c).count();
       formula = fmt::format("base + 2 x (path steps + D x chunk/rate) + (L - 1) x chunk/shared rate, D = {}, L = {}",
                             depth, loops);
@@ -340,17 +377,19 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
       const sim::Bytes node_block = size / static_cast<double>(g);
       const sim::BytesPerSec cap = b.protocol_cap();
       const auto intra = [&](Collective op, std::uint32_t flow_base) {
+        b.cap_nvlink_channels(choice.channels);
         return ring_time(b, op, by_node, node_block, ring_chunk(machine, choice, op, choice.channels), cap,
                          flow_base);
       };
       std::vector<std::vector<int>> rails(g);
       for (int l = 0; l < g; ++l)
         for (int k = 0; k < nodes; ++k) rails[l].push_back(by_node[k][l]);
-      t += intra(Collective::reduce_scatter, 0) +
-           ring_time(b, Collective::all_reduce, rails, node_block / static_cast<double>(nodes),
-                     ring_chunk(machine, choice, Collective::all_reduce, std::max(1, choice.channels / g)), cap,
-                     static_cast<std::uint32_t>(nodes)) +
-           intra(Collective::all_gather, static_cast<std::uint32_t>(nodes + g));
+      const double scatter = intra(Collective::reduce_scatter, 0);
+      b.cap_nvlink_channels(std::max(1, choice.channels / g));
+      const double across = ring_time(b, Collective::all_reduce, rails, node_block / static_cast<double>(nodes),
+                                      ring_chunk(machine, choice, Collective::all_reduce, std::max(1, choice.channels / g)),
+                                      cap, static_cast<std::uint32_t>(nodes));
+      t += scatter + across + intra(Collective::all_gather, static_cast<std::uint32_t>(nodes + g));
       formula = "base + ring reduce-scatter (node) + ring all_reduce (rails) + ring all-gather (node)";
       break;
     }
@@ -388,15 +427,22 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
       double full = INFINITY;
       for (const auto& e : edges) full = std::min(full, shared_rates(b, {e}, sim::BytesPerSec::unlimited()).front());
       const double half = part / 2.0;
+      const double o = b.protocol().overhead.count();
       const double fill = 2.0 * (g * part / (eff * bw) + wire) + b.reduction_time(sim::Bytes{part}).count() +
-                          depth * (2.0 * (half / full + hop) + b.reduction_time(sim::Bytes{half}).count());
-      const double period = std::max((g + 1.0) * part / (eff * bw), half / net_rate);
+                          depth * (2.0 * (o + half / full + hop) + b.reduction_time(sim::Bytes{half}).count());
+      const double period = std::max((g + 1.0) * part / (eff * bw), o + half / net_rate);
       t += fill + (loops - 1.0) * period;
       formula = fmt::format("base + fill(2 x (g part/(eff B) + wire) + 2D x (part/2 / rate + step)) + (L - 1) x "
                             "max((g+1) part/(eff B), part/2 / net rate), g = {}, D = {}, L = {}",
                             g, depth, loops);
       break;
     }
+  }
+  // The host's launches run beside the GPUs' work (nccl-tests -g: one thread, several GPUs).
+  const double floor = host_floor(machine, problem).count();
+  if (floor > t) {
+    t = floor;
+    formula = fmt::format("host launch floor: {} GPUs per thread x host_launch", problem.gpus_per_thread);
   }
   return {sim::Seconds{t}, formula};
 }

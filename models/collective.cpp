@@ -1,5 +1,7 @@
 #include "models/collective.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -68,6 +70,19 @@ std::vector<Algorithm> all_algorithms() {
   return out;
 }
 std::vector<Protocol> all_protocols() { return {Protocol::ll, Protocol::ll128, Protocol::simple}; }
+
+bool splits_per_rank(Collective c) {
+  return c == Collective::all_gather || c == Collective::reduce_scatter || c == Collective::all_to_all;
+}
+
+sim::Bytes nccl_tests_size(Collective c, sim::Bytes requested, int element, int ranks) {
+  const double align = splits_per_rank(c) ? static_cast<double>(element) * ranks : element;
+  return sim::Bytes{std::floor(requested.count() / align) * align};
+}
+
+long long nccl_tests_count(Collective c, sim::Bytes size, int element, int ranks) {
+  return static_cast<long long>(size.count() / element / (splits_per_rank(c) ? ranks : 1));
+}
 
 double bus_factor(Collective c, int ranks) {
   const double n = ranks;

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/units.h"
+
 namespace wiresim::models {
 
 enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv };
@@ -35,6 +37,13 @@ std::vector<Algorithm> all_algorithms();
 std::vector<Protocol> all_protocols();
 
 double bus_factor(Collective c, int ranks);
+// all_gather, reduce_scatter and all_to_all sizes are the whole buffer, split per rank.
+bool splits_per_rank(Collective c);
+// nccl-tests rounds each size down to whole elements of `element` bytes (per rank for the
+// split collectives): the size it runs.
+sim::Bytes nccl_tests_size(Collective c, sim::Bytes requested, int element, int ranks);
+// The `count (elements)` column: elements per rank.
+long long nccl_tests_count(Collective c, sim::Bytes size, int element, int ranks);
 // Whether the operation combines data (so steps pay reduction arithmetic).
 bool reduces(Collective c);
 

@@ -27,6 +27,7 @@ void expand_hierarchical(PlanBuilder& b, Plan& plan) {
     pass.slots = b.protocol().slots / ring_chunk_steps(b.machine().params(), b.choice(), op);
     pass.cap = b.protocol_cap();
     pass.flow = flow;
+    b.cap_nvlink_channels(channels);
     for (int r : order) pass.entry.push_back(done[r]);
     const auto exits = build_ring_pass(b, pass, nullptr);
     for (std::size_t p = 0; p < order.size(); ++p) done[order[p]] = exits[p];

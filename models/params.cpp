@@ -81,7 +81,8 @@ sim::Bytes size_of(const std::string& s) { return sim::parse_size(s); }
 
 ArchParams read_arch(const Reader& r, const YAML::Node& n, const std::string& where) {
   r.only_keys(n, {"channels", "nvls_channels", "nvls_efficiency", "ll_max", "ll128_per_channel",
-                  "link_efficiency", "shm_bandwidth", "launch_overhead", "nvls_step_overhead"}, where);
+                  "link_efficiency", "shm_bandwidth", "launch_overhead", "nvls_step_overhead", "channel_bw"},
+              where);
   ArchParams a;
   a.channels = r.count(r.need(n, "channels", where), where + ".channels", 1, 64);
   a.nvls_channels = r.count(r.need(n, "nvls_channels", where), where + ".nvls_channels", 1, 1024);
@@ -91,6 +92,8 @@ ArchParams read_arch(const Reader& r, const YAML::Node& n, const std::string& wh
                                                    where + ".ll128_per_channel");
   if (n["shm_bandwidth"])
     a.shm_bandwidth = r.scalar<sim::BytesPerSec>(n["shm_bandwidth"], rate_of, where + ".shm_bandwidth");
+  if (n["channel_bw"])
+    a.channel_bw = r.scalar<sim::BytesPerSec>(n["channel_bw"], rate_of, where + ".channel_bw");
   if (n["nvls_step_overhead"]) {
     a.nvls_step_overhead = r.scalar<sim::Seconds>(n["nvls_step_overhead"], time_of, where + ".nvls_step_overhead");
     if (a.nvls_step_overhead.count() < 0.0 || a.nvls_step_overhead.count() > 1e-3)
@@ -164,7 +167,7 @@ Params parse_params(std::string_view yaml_text, const std::string& source) {
     throw InputError(source, e.mark.line + 1, e.mark.column + 1, e.msg);
   }
   r.only_keys(root, {"protocols", "ring_simple_chunk_steps", "nvls_chunk", "p2p_chunk", "latency",
-                     "architectures"}, "parameters");
+                     "architectures", "host_launch"}, "parameters");
   Params p;
   p.source = source;
   const auto protos = r.need(root, "protocols", "parameters");
@@ -172,13 +175,21 @@ Params parse_params(std::string_view yaml_text, const std::string& source) {
   for (Protocol proto : all_protocols()) {
     const std::string where = fmt::format("protocols.{}", to_string(proto));
     const auto n = r.need(protos, std::string(to_string(proto)).c_str(), "protocols");
-    r.only_keys(n, {"payload", "step", "slots"}, where);
+    r.only_keys(n, {"payload", "step", "slots", "overhead"}, where);
     ProtocolParams& pp = p.protocols[static_cast<int>(proto)];
     pp.payload = r.number(r.need(n, "payload", where), where + ".payload");
     pp.step = r.scalar<sim::Bytes>(r.need(n, "step", where), size_of, where + ".step");
     pp.slots = r.count(r.need(n, "slots", where), where + ".slots", 1, 1024);
     if (!(pp.payload > 0.0 && pp.payload <= 1.0)) r.fail(n["payload"], where + ".payload: expected a fraction in (0, 1]");
     if (pp.step.count() < 1.0) r.fail(n["step"], where + ".step: expected at least 1B");
+    if (n["overhead"]) {
+      pp.overhead = r.scalar<sim::Seconds>(n["overhead"], time_of, where + ".overhead");
+      if (pp.overhead.count() < 0.0 || pp.overhead.count() > 1e-3) r.fail(n["overhead"], where + ".overhead: expected 0 to 1ms");
+    }
+  }
+  if (root["host_launch"]) {
+    p.host_launch = r.scalar<sim::Seconds>(root["host_launch"], time_of, "host_launch");
+    if (p.host_launch.count() < 0.0 || p.host_launch.count() > 1e-3) r.fail(root["host_launch"], "host_launch: expected 0 to 1ms");
   }
   p.ring_simple_chunk_steps =
       r.count(r.need(root, "ring_simple_chunk_steps", "parameters"), "ring_simple_chunk_steps", 1, 1024);

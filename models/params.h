@@ -27,6 +27,10 @@ struct ProtocolParams {
   double payload = 1.0;   // payload bytes per wire byte
   sim::Bytes step;        // buffer bytes per step (per connection, per channel)
   int slots = 8;          // steps a connection buffers: how far a sender runs ahead
+  // What each send of a pipeline costs its channel beyond moving the bytes (the fences, flag
+  // writes and polls of one step): paid by the sender before the bytes flow, so a channel's
+  // consecutive sends cannot overlap it, and small chunks lose more of the bandwidth.
+  sim::Seconds overhead{0.0};
 };
 
 struct LatencyRow {
@@ -51,6 +55,9 @@ struct ArchParams {
   // all-gather streams beyond moving its bytes: the multimem and flag synchronisation through
   // the switch. Paid once per loop per stream, so small chunks lose more of the bandwidth.
   sim::Seconds nvls_step_overhead{0.0};
+  // What one ring/tree channel (one thread block) moves over NVLink-class links, wire bytes
+  // per second: NCCL's per-channel graph bandwidth. Unlimited where not given.
+  sim::BytesPerSec channel_bw = sim::BytesPerSec::unlimited();
   double efficiency(topo::Tier tier) const;   // 1.0 where not given
 };
 
@@ -61,6 +68,10 @@ struct Params {
   std::array<sim::Bytes, 3> p2p_chunk{};      // indexed by TierClass
   std::map<Algorithm, LatencyRow> latency;
   std::map<std::string, ArchParams> architectures;
+  // Host time to enqueue and launch one collective on one GPU. A thread that launches for G
+  // GPUs (nccl-tests -g G) cannot issue collectives faster than one per G x host_launch, so
+  // back-to-back collectives take at least that long each.
+  sim::Seconds host_launch{0.0};
   std::string source;
 
   const ProtocolParams& protocol(Protocol p) const { return protocols[static_cast<int>(p)]; }

@@ -164,7 +164,14 @@ Plan expand(const Machine& machine, const Problem& problem, const Choice& choice
     case Algorithm::hierarchical: expand_hierarchical(b, plan); break;
     case Algorithm::nvls_tree: expand_nvls_tree(b, plan); break;
   }
+  // The host's launches run beside the GPUs' work: a collective lasts at least as long.
+  const sim::Seconds floor = host_floor(machine, problem);
+  if (floor.count() > 0.0) plan.dag.add_delay(floor, plan.dag.intern_label("host launch"), 0);
   return plan;
+}
+
+sim::Seconds host_floor(const Machine& machine, const Problem& problem) {
+  return machine.params().host_launch * static_cast<double>(std::max(1, problem.gpus_per_thread));
 }
 
 PlanBuilder::PlanBuilder(const Machine& machine, const Problem& problem, const Choice& choice, Plan& plan)
@@ -207,6 +214,13 @@ sim::BytesPerSec PlanBuilder::protocol_cap() const {
   return sim::BytesPerSec::unlimited();
 }
 
+sim::BytesPerSec PlanBuilder::channel_cap(int from, int to) const {
+  const sim::BytesPerSec bw = machine_.arch().channel_bw;
+  if (nvlink_channels_ <= 0.0 || bw.is_unlimited()) return sim::BytesPerSec::unlimited();
+  if (machine_.tier_class(machine_.route(gpu(from), gpu(to))) != TierClass::nvlink) return sim::BytesPerSec::unlimited();
+  return bw * (nvlink_channels_ * protocol().payload);
+}
+
 void PlanBuilder::depend(sim::NodeId before, sim::NodeId after) {
   if (before != kNoNode) plan_.dag.add_dependency(before, after);
 }
@@ -214,15 +228,17 @@ void PlanBuilder::depend(sim::NodeId before, sim::NodeId after) {
 PlanBuilder::Sent PlanBuilder::send(int from, int to, sim::Bytes payload,
                                     std::initializer_list<sim::NodeId> deps, std::uint32_t flow,
                                     sim::LabelId label, sim::BytesPerSec cap, bool reduce,
-                                    sim::Seconds extra_arrival) {
+                                    sim::Seconds extra_arrival, int merged) {
   const auto route = machine_.route(gpu(from), gpu(to), flow);
   // Host memory moves wire bytes (LL's flags included): the SHM rate caps the wire.
   if (machine_.staged(gpu(from), gpu(to)))
     cap = std::min(cap, machine_.arch().shm_bandwidth * protocol().payload);
+  cap = std::min(cap, channel_cap(from, to));
   const sim::Bytes wire = payload / protocol().payload;
   // The cap bounds payload bytes per second; on the wire that is cap / payload efficiency.
   const sim::BytesPerSec wire_cap = cap.is_unlimited() ? cap : cap / protocol().payload;
-  const sim::NodeId t = plan_.dag.add_transfer(route, wire, sim::Seconds{0.0}, wire_cap, label,
+  // The channel's per-send overhead comes first, before the bytes flow (its latency).
+  const sim::NodeId t = plan_.dag.add_transfer(route, wire, protocol().overhead * static_cast<double>(merged), wire_cap, label,
                                                static_cast<std::uint32_t>(from),
                                                static_cast<std::uint32_t>(to));
   for (auto d : deps) depend(d, t);

@@ -38,6 +38,9 @@ struct Problem {
   // empty means uniform, size / n to each rank.
   std::vector<double> matrix;
   Limits limits;                         // refused up front beyond these (models/limits.h)
+  // GPUs that one host thread launches collectives for (nccl-tests -g): back-to-back
+  // collectives take at least gpus_per_thread x Params::host_launch each.
+  int gpus_per_thread = 1;
 };
 
 struct Choice {
@@ -91,9 +94,11 @@ class PlanBuilder {
   // (kNoNode entries are skipped). Wire bytes = payload / protocol payload efficiency
   // (and / extra_efficiency). `reduce`: the receiver combines the data, which adds one
   // step's worth of reduction at memory speed to the arrival.
+  // `merged`: how many sends this one stands for (send_merged), each paying the protocol's
+  // per-send overhead.
   Sent send(int from, int to, sim::Bytes payload, std::initializer_list<sim::NodeId> deps,
             std::uint32_t flow, sim::LabelId label, sim::BytesPerSec cap, bool reduce = false,
-            sim::Seconds extra_arrival = sim::Seconds{0.0});
+            sim::Seconds extra_arrival = sim::Seconds{0.0}, int merged = 1);
   // A transfer over explicit links (a multicast tree) with explicit step latency.
   Sent send_links(std::span<const sim::LinkId> links, int track, int peer, sim::Bytes payload,
                   std::initializer_list<sim::NodeId> deps, sim::Seconds arrival_latency,
@@ -124,6 +129,12 @@ class PlanBuilder {
   // Total rate cap of one GPU's sends under this protocol (LL's ll_max, LL128's per-channel
   // cap times channels); unlimited for Simple.
   sim::BytesPerSec protocol_cap() const;
+  // Ring and tree channels are thread blocks, each moving at most the architecture's
+  // channel_bw over NVLink-class links: from now on, every send whose route is NVLink-class
+  // is capped at `channels` x channel_bw (wire bytes). 0 lifts the cap.
+  void cap_nvlink_channels(double channels) { nvlink_channels_ = channels; }
+  // The payload rate cap that cap_nvlink_channels puts on a send between these ranks.
+  sim::BytesPerSec channel_cap(int from, int to) const;
   sim::TransferDag& dag() { return plan_.dag; }
 
  private:
@@ -134,7 +145,11 @@ class PlanBuilder {
   int nodes_ = 1;
   sim::NodeId launch_ = kNoNode;
   sim::BytesPerSec memory_bandwidth_;
+  double nvlink_channels_ = 0.0;
 };
+
+// The floor a host thread puts under back-to-back collectives: gpus_per_thread x host_launch.
+sim::Seconds host_floor(const Machine& machine, const Problem& problem);
 
 // One ring pass (all_reduce, all_gather or reduce_scatter) over `order` (rank indices).
 // `block` is the bytes of one rank's block in this ring instance; `chunk` the bytes one

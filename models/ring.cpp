@@ -31,6 +31,7 @@ void build_chain(PlanBuilder& b, Plan& plan, const std::vector<int>& order, bool
   const int loops = chunk_count(total, chunk);
   const int slots = std::max(2, b.protocol().slots);
   const auto label = b.label(reducing ? "chain reduce" : "chain broadcast");
+  b.cap_nvlink_channels(b.choice().channels);
   const sim::BytesPerSec cap = b.protocol_cap();
   // prev_send[i]: hop i's last transfer; arrivals[i]: arrival of the current chunk over hop i;
   // consumed[i][k % slots]: node at the receiver of hop i that frees the buffer of chunk k.
@@ -138,6 +139,7 @@ void expand_ring(PlanBuilder& b, Plan& plan) {
   pass.chunk = ring_chunk(b.machine(), b.choice(), problem.op, per_ring);
   pass.slots = b.protocol().slots / ring_chunk_steps(b.machine().params(), b.choice(), problem.op);
   pass.cap = b.protocol_cap() / rings;
+  b.cap_nvlink_channels(per_ring);
   int loops = 0;
   for (int r = 0; r < rings; ++r) {
     pass.order = orders[r];

@@ -47,6 +47,7 @@ void expand_tree(PlanBuilder& b, Plan& plan) {
   const sim::Bytes share = problem.size / static_cast<double>(trees);
   const int loops = chunk_count(share, chunk);
   const sim::BytesPerSec cap = b.protocol_cap() / static_cast<double>(trees);
+  b.cap_nvlink_channels(per_tree);
   const auto up_label = b.label("tree reduce (up)");
   const auto down_label = b.label("tree broadcast (down)");
   int max_depth = 0;

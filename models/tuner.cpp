@@ -29,6 +29,21 @@ std::vector<Algorithm> candidate_algorithms(Collective op, bool all) {
 
 }  // namespace
 
+int channels_for_size(const Problem& problem, Algorithm algorithm, Protocol protocol, int channels) {
+  if (algorithm != Algorithm::ring && algorithm != Algorithm::tree) return channels;
+  // NCCL's per-thread work thresholds (src/graph/tuning.cc: NCCL_LL/LL128/SIMPLE_THREAD_THRESHOLD,
+  // the ring LL one times the ranks) and thread counts (src/include/device.h: NCCL_LL_MAX_NTHREADS
+  // 512, NCCL_LL128_MAX_NTHREADS 640, NCCL_SIMPLE_MAX_NTHREADS 512); topoGetAlgoInfo in
+  // src/enqueue.cc drops channels while bytes < channels x threads x threshold.
+  const double ranks = static_cast<double>(problem.ranks.size());
+  double threads = 512.0, threshold = 64.0;
+  if (protocol == Protocol::ll) threshold = algorithm == Algorithm::ring ? 8.0 * ranks : 8.0;
+  if (protocol == Protocol::ll128) threads = 640.0, threshold = 8.0;
+  int nc = channels;
+  while (nc > 1 && problem.size.count() < nc * threads * threshold) --nc;
+  return nc;
+}
+
 Decision tune(const Machine& machine, const Problem& problem, const TunerOptions& options) {
   Decision d;
   const std::vector<Algorithm> algos = options.algorithm ? std::vector<Algorithm>{*options.algorithm}
@@ -39,7 +54,7 @@ Decision tune(const Machine& machine, const Problem& problem, const TunerOptions
   std::string first_refusal;
   for (Algorithm a : algos)
     for (Protocol p : protos) {
-      Candidate c{Choice{a, p, channels}, std::nullopt, ""};
+      Candidate c{Choice{a, p, channels_for_size(problem, a, p, channels)}, std::nullopt, ""};
       if (auto reason = why_not(machine, problem, a, p)) {
         c.note = *reason;
         if (first_refusal.empty()) first_refusal = fmt::format("--algo {} --proto {}: {}", to_string(a), to_string(p), *reason);

@@ -37,6 +37,11 @@ struct Decision {
   std::vector<Candidate> candidates;
 };
 
+// The channels NCCL runs a ring or tree collective of this size on, out of `channels`: fewer
+// for small messages, so that each thread has at least its protocol's share of the bytes
+// (enqueue.cc topoGetAlgoInfo). Other algorithms keep `channels`.
+int channels_for_size(const Problem& problem, Algorithm algorithm, Protocol protocol, int channels);
+
 // Throws sim::InputError when nothing applies (a forced algorithm that does not fit, say).
 Decision tune(const Machine& machine, const Problem& problem, const TunerOptions& options);
 

@@ -1,42 +1,35 @@
 // wiresim validate [FILES or FOLDERS...]: predictions against real nccl-tests measurements.
+// The data sets, the runner, the statistics and the fit live in accuracy/; this file parses
+// options and prints (table, csv, json, markdown; SVG plots).
 //
-// Each data set is an nccl-tests CSV (`#` header lines, then size_bytes,time_us,algbw_GBps,
-// busbw_GBps); validation/map.yaml says which shipped topology, GPU count, controls (P2P,
-// NCCL_ALGO/NCCL_PROTO, channels) and role (fit or holdout) each file stands for. Every size
-// is run with the tuner's choice (or the forced algorithm) and compared on busbw, taken from
-// the measured time so that rounded small values keep their precision:
-//   error % = 100 x (predicted busbw / measured busbw - 1) = 100 x (t_measured / t_predicted - 1).
-// A file that cannot be read or mapped is reported in one line and skipped.
-#include <algorithm>
+//   wiresim validate                       every shipped data set but the holdouts
+//   wiresim validate --role holdout        the holdouts (score them once, at the end of a change)
+//   wiresim validate --fit [--write F]     refit the [F] constants of models/params.yaml
+//   wiresim validate --cv                  leave-one-hardware-class-out cross-validation
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <memory>
-#include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
 
-#include "models/machine.h"
-#include "models/run.h"
-#include "models/tuner.h"
+#include "accuracy/fit.h"
+#include "accuracy/runner.h"
+#include "accuracy/stats.h"
 #include "sim/input_error.h"
-#include "tools/coll_common.h"
 #include "tools/commands.h"
-#include "topologies/builder.h"
 
 namespace wiresim::tools {
 namespace {
 
 namespace fs = std::filesystem;
+using accuracy::Region;
+using accuracy::Result;
+using accuracy::Role;
 using sim::InputError;
-
-constexpr double kLargeFrom = 1024.0 * 1024.0;   // the bandwidth region starts at 1 MiB
 
 struct ValidateOptions {
   std::vector<std::string> paths;
@@ -45,239 +38,14 @@ struct ValidateOptions {
   std::string plot;
   std::string model = "simulate";
   std::string params;
-  std::string role = "all";
+  std::string role = "default";
+  bool fit = false;
+  bool cv = false;
+  std::string write;
 };
 
-// One entry of validation/map.yaml.
-struct Mapping {
-  std::string topology;            // path, resolved against the map's folder
-  topo::Overrides settings;
-  int gpus = 0;                    // 0: every GPU of the topology
-  int gpus_per_node = 0;           // take this many GPUs from each node
-  std::vector<int> ranks;          // explicit GPU indices (graph.gpus() order)
-  std::optional<std::string> collective;
-  bool p2p = true;
-  std::optional<std::string> algo, proto;
-  std::optional<int> channels;
-  std::string role = "fit";
-  std::string note;
-  std::optional<std::string> unmapped;   // why no topology stands for this hardware
-};
-
-struct Point {
-  double size = 0.0;
-  double measured_us = 0.0;
-  double measured_busbw = 0.0;   // from the time (see above)
-  double predicted_us = 0.0;
-  double predicted_busbw = 0.0;
-  std::string algo, proto;
-  double error() const { return 100.0 * (measured_us / predicted_us - 1.0); }
-};
-
-struct Result {
-  std::string file;
-  std::string name;
-  Mapping map;
-  std::string collective;
-  int gpus = 0;
-  std::vector<Point> points;
-  std::optional<std::string> skipped;
-};
-
-struct Stats {
-  int count = 0;
-  double median = NAN, max = NAN;
-};
-
-Stats abs_stats(std::vector<double> errors) {
-  Stats s;
-  s.count = static_cast<int>(errors.size());
-  if (errors.empty()) return s;
-  for (auto& e : errors) e = std::abs(e);
-  std::sort(errors.begin(), errors.end());
-  const std::size_t n = errors.size();
-  s.median = n % 2 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2]);
-  s.max = errors.back();
-  return s;
-}
-
-Stats region(const Result& r, int which) {   // 0 all, 1 small, 2 large
-  std::vector<double> e;
-  for (const auto& p : r.points)
-    if (which == 0 || (which == 1) == (p.size < kLargeFrom)) e.push_back(p.error());
-  return abs_stats(e);
-}
-
-// ---- the map ------------------------------------------------------------------------------
-
-std::map<std::string, Mapping> read_map(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw InputError(path, 0, 0, "cannot open the validation map (give --map FILE)");
-  } catch (const YAML::ParserException& e) {
-    throw InputError(path, e.mark.line + 1, e.mark.column + 1, e.msg);
-  }
-  const auto fail = [&](const YAML::Node& n, const std::string& what) {
-    throw InputError(path, n.Mark().line + 1, n.Mark().column + 1, what);
-  };
-  const auto sets = root["datasets"];
-  if (!sets || !sets.IsMap()) fail(root, "expected a mapping 'datasets: {file: {...}}'");
-  const fs::path base = fs::path(path).parent_path();
-  std::map<std::string, Mapping> out;
-  static const std::vector<std::string> kKeys{"topology", "set", "gpus", "gpus_per_node", "ranks", "collective",
-                                              "p2p", "algo", "proto", "channels", "role", "note", "unmapped"};
-  for (const auto& kv : sets) {
-    const auto file = kv.first.as<std::string>();
-    const auto& n = kv.second;
-    if (!n.IsMap()) fail(n, file + ": expected a mapping");
-    for (const auto& f : n)
-      if (std::find(kKeys.begin(), kKeys.end(), f.first.as<std::string>()) == kKeys.end())
-        fail(f.first, fmt::format("{}: unknown key '{}' (expected one of: {})", file, f.first.as<std::string>(),
-                                  fmt::join(kKeys, ", ")));
-    Mapping m;
-    try {
-      if (n["unmapped"]) m.unmapped = n["unmapped"].as<std::string>();
-      if (n["topology"]) m.topology = (base / n["topology"].as<std::string>()).lexically_normal().string();
-      else if (!m.unmapped) fail(n, file + ": missing 'topology' (or 'unmapped: reason')");
-      if (n["set"])
-        for (const auto& s : n["set"]) m.settings[s.first.as<std::string>()] = s.second.as<std::string>();
-      if (n["gpus"]) m.gpus = n["gpus"].as<int>();
-      if (n["gpus_per_node"]) m.gpus_per_node = n["gpus_per_node"].as<int>();
-      if (n["ranks"]) m.ranks = n["ranks"].as<std::vector<int>>();
-      if (n["collective"]) m.collective = n["collective"].as<std::string>();
-      if (n["p2p"]) m.p2p = n["p2p"].as<bool>();
-      if (n["algo"]) m.algo = n["algo"].as<std::string>();
-      if (n["proto"]) m.proto = n["proto"].as<std::string>();
-      if (n["channels"]) m.channels = n["channels"].as<int>();
-      if (n["role"]) m.role = n["role"].as<std::string>();
-      if (n["note"]) m.note = n["note"].as<std::string>();
-    } catch (const YAML::Exception& e) {
-      throw InputError(path, e.mark.line + 1, e.mark.column + 1, file + ": " + e.msg);
-    }
-    if (m.role != "fit" && m.role != "holdout") fail(n["role"], file + ": role: expected fit or holdout");
-    out[file] = m;
-  }
-  return out;
-}
-
-// ---- one data set -------------------------------------------------------------------------
-
-struct DataFile {
-  std::string collective;   // from the '# collective:' header line
-  std::vector<Point> points;
-};
-
-DataFile read_csv(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, 0, "cannot open");
-  DataFile d;
-  std::string line;
-  int line_no = 0;
-  bool header = false;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    if (line[0] == '#') {
-      if (line.rfind("# collective:", 0) == 0) {
-        std::istringstream words(line.substr(13));
-        for (std::string w; words >> w && d.collective.empty();) {
-          while (!w.empty() && (w.back() == ',' || w.back() == ';')) w.pop_back();
-          // The MPI build of nccl-tests names its binaries all_reduce_perf_mpi.
-          if (w.size() > 4 && w.compare(w.size() - 4, 4, "_mpi") == 0) w.resize(w.size() - 4);
-          if (models::parse_collective(w)) d.collective = w;
-        }
-      }
-      continue;
-    }
-    if (!header) {
-      if (line.rfind("size_bytes,time_us", 0) != 0)
-        throw InputError(path, line_no, 1, "expected the header 'size_bytes,time_us,algbw_GBps,busbw_GBps'");
-      header = true;
-      continue;
-    }
-    Point p;
-    if (std::sscanf(line.c_str(), "%lf,%lf", &p.size, &p.measured_us) != 2 || p.size <= 0 || p.measured_us <= 0)
-      throw InputError(path, line_no, 1, fmt::format("expected size_bytes,time_us,..., got '{}'", line));
-    d.points.push_back(p);
-  }
-  if (!header) throw InputError(path, 0, 0, "no 'size_bytes,time_us,...' header: not an nccl-tests CSV");
-  if (d.points.empty()) throw InputError(path, 0, 0, "no measurements");
-  return d;
-}
-
-std::vector<topo::DeviceId> pick_ranks(const topo::LinkGraph& graph, const Mapping& m) {
-  const auto& gpus = graph.gpus();
-  std::vector<topo::DeviceId> ranks;
-  if (!m.ranks.empty()) {
-    for (int i : m.ranks) {
-      if (i < 0 || i >= static_cast<int>(gpus.size()))
-        throw InputError(fmt::format("ranks: GPU index {} is not in the topology ({} GPUs)", i, gpus.size()));
-      ranks.push_back(gpus[i]);
-    }
-    return ranks;
-  }
-  if (m.gpus_per_node > 0) {
-    std::map<int, int> taken;
-    for (auto g : gpus)
-      if (taken[graph.device(g).node]++ < m.gpus_per_node) ranks.push_back(g);
-    if (m.gpus > 0 && static_cast<int>(ranks.size()) > m.gpus) ranks.resize(m.gpus);
-  } else {
-    const int n = m.gpus > 0 ? m.gpus : static_cast<int>(gpus.size());
-    if (n > static_cast<int>(gpus.size()))
-      throw InputError(fmt::format("gpus: {} but the topology has {} GPUs", n, gpus.size()));
-    ranks.assign(gpus.begin(), gpus.begin() + n);
-  }
-  if (m.gpus > 0 && static_cast<int>(ranks.size()) != m.gpus)
-    throw InputError(fmt::format("gpus: {} wanted, the topology gives {}", m.gpus, ranks.size()));
-  return ranks;
-}
-
-void run_dataset(Result& r, const ValidateOptions& o, const models::Params& params) {
-  DataFile data = read_csv(r.file);
-  const auto& m = r.map;
-  r.collective = m.collective.value_or(data.collective);
-  const auto op = models::parse_collective(r.collective);
-  if (!op) throw InputError(r.file, 0, 0, "no '# collective:' header naming the test and no 'collective:' in the map");
-  r.collective = std::string(models::to_string(*op));
-  const topo::LinkGraph graph = topo::load_topology(m.topology, m.settings);
-  const models::Machine machine(graph, params, m.p2p);
-  models::Problem problem;
-  problem.op = *op;
-  problem.ranks = pick_ranks(graph, m);
-  r.gpus = static_cast<int>(problem.ranks.size());
-  models::TunerOptions tuner;
-  if (m.algo) {
-    tuner.algorithm = models::parse_algorithm(*m.algo);
-    if (!tuner.algorithm) throw InputError(fmt::format("algo: unknown algorithm '{}'", *m.algo));
-  }
-  if (m.proto) {
-    tuner.protocol = models::parse_protocol(*m.proto);
-    if (!tuner.protocol) throw InputError(fmt::format("proto: unknown protocol '{}'", *m.proto));
-  }
-  tuner.channels = m.channels;
-  const auto method = o.model == "analytic" ? models::Method::analytic : models::Method::simulate;
-  const double factor = models::bus_factor(*op, r.gpus);
-  for (auto& p : data.points) {
-    // Float elements, as every shipped data set ran (nccl-tests' default type).
-    problem.size = nccl_tests_size(*op, sim::Bytes{p.size}, 4, r.gpus);
-    if (problem.size.count() <= 0.0) problem.size = sim::Bytes{p.size};
-    const auto decision = models::tune(machine, problem, tuner);
-    const auto out = models::run_collective(machine, problem, decision.best, method);
-    p.measured_busbw = p.size / (p.measured_us * 1e-6) / 1e9 * factor;
-    p.predicted_us = out.time.us();
-    p.predicted_busbw = out.busbw_GBps;
-    p.algo = std::string(models::to_string(decision.best.algorithm));
-    p.proto = std::string(models::to_string(decision.best.protocol));
-    r.points.push_back(p);
-  }
-}
-
-// ---- output -------------------------------------------------------------------------------
-
-std::string fmt_pct(double v) { return std::isnan(v) ? "-" : fmt::format("{:.1f}", v); }
+std::string pct(double v) { return std::isnan(v) ? "-" : fmt::format("{:.1f}", v); }
+std::string signed_pct(double v) { return std::isnan(v) ? "-" : fmt::format("{:+.1f}", v); }
 
 std::string algorithms(const Result& r) {
   std::vector<std::string> seen;
@@ -288,91 +56,137 @@ std::string algorithms(const Result& r) {
   return fmt::format("{}", fmt::join(seen, ">"));
 }
 
-struct Summary {
-  std::string role;
-  int sets = 0;
-  Stats of_medians;   // median over data sets of their median error
-  Stats points;       // over every compared size
-  int above15 = 0;
-};
+bool wanted(Role role, const std::string& which) {
+  if (which == "all") return true;
+  if (which == "default") return role != Role::holdout;
+  return accuracy::to_string(role) == which;
+}
 
-Summary summarise(const std::vector<Result>& results, const std::string& role) {
-  Summary s;
-  s.role = role;
-  std::vector<double> medians, all;
-  for (const auto& r : results) {
-    if (r.skipped || (role != "all" && r.map.role != role)) continue;
-    ++s.sets;
-    const Stats st = region(r, 0);
-    medians.push_back(st.median);
-    s.above15 += st.median > 15.0;
-    for (const auto& p : r.points) all.push_back(p.error());
+// The groups a summary is printed for: each role present, then each class, then all.
+struct Group {
+  std::string name;
+  std::function<bool(const Result&)> member;
+};
+std::vector<Group> groups(const std::vector<Result>& results) {
+  std::vector<Group> out;
+  for (Role role : {Role::fit, Role::checked, Role::holdout}) {
+    const bool present = std::any_of(results.begin(), results.end(), [&](const Result& r) { return r.map.role == role; });
+    if (present) out.push_back({"role " + std::string(accuracy::to_string(role)),
+                                [role](const Result& r) { return r.map.role == role; }});
   }
-  s.of_medians = abs_stats(medians);
-  s.points = abs_stats(all);
-  return s;
+  std::vector<std::string> classes;
+  for (const auto& r : results)
+    if (std::find(classes.begin(), classes.end(), r.map.hw_class) == classes.end()) classes.push_back(r.map.hw_class);
+  std::sort(classes.begin(), classes.end());
+  for (const auto& c : classes)
+    out.push_back({"class " + (c.empty() ? std::string("(none)") : c), [c](const Result& r) { return r.map.hw_class == c; }});
+  out.push_back({"all", [](const Result&) { return true; }});
+  return out;
 }
 
 void print_table(const std::vector<Result>& results, const ValidateOptions& o) {
-  fmt::print("# wiresim validate: busbw error = predicted / measured - 1 (model {}); small < 1 MiB <= large\n", o.model);
-  fmt::print("{:<58} {:<7} {:>5} {:>5} {:>8} {:>7} {:>8} {:>8}  {}\n", "data set", "role", "gpus", "sizes",
-             "median%", "max%", "small%", "large%", "algorithms (by size)");
+  fmt::print("# wiresim validate: busbw error = predicted / measured - 1 (model {}); |e| medians, signed biases "
+             "(+ = too fast);\n# regions: floor < 64 KiB <= ramp < 256 MiB <= plateau; large >= 1 MiB\n", o.model);
+  fmt::print("{:<58} {:<7} {:<15} {:>4} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}  {}\n", "data set", "role", "class",
+             "gpus", "sizes", "|e|%", "max%", "floor%", "ramp%", "plat%", "large%", "algorithms (by size)");
   for (const auto& r : results) {
     if (r.skipped) {
-      fmt::print("{:<58} {:<7} skipped: {}\n", r.name, r.map.role, *r.skipped);
+      fmt::print("{:<58} {:<7} skipped: {}\n", r.name, accuracy::to_string(r.map.role), *r.skipped);
       continue;
     }
-    const Stats all = region(r, 0), small = region(r, 1), large = region(r, 2);
-    fmt::print("{:<58} {:<7} {:>5} {:>5} {:>8} {:>7} {:>8} {:>8}  {}\n", r.name, r.map.role, r.gpus, all.count,
-               fmt_pct(all.median), fmt_pct(all.max), fmt_pct(small.median), fmt_pct(large.median), algorithms(r));
+    const auto all = accuracy::stats(r);
+    fmt::print("{:<58} {:<7} {:<15} {:>4} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}  {}\n", r.name,
+               accuracy::to_string(r.map.role), r.map.hw_class, r.gpus, all.count, pct(all.median_abs),
+               pct(all.max_abs), signed_pct(accuracy::stats(r, Region::floor).bias),
+               signed_pct(accuracy::stats(r, Region::ramp).bias), signed_pct(accuracy::stats(r, Region::plateau).bias),
+               pct(accuracy::stats(r, Region::large).median_abs), algorithms(r));
   }
-  fmt::print("#\n# summary{:>14} {:>5} {:>18} {:>18} {:>8}\n", "", "sets", "median of medians%", "median of points%",
-             ">15%");
-  for (const auto& role : {"fit", "holdout", "all"}) {
-    const Summary s = summarise(results, role);
-    fmt::print("# {:<20} {:>5} {:>18} {:>18} {:>8}\n", role, s.sets, fmt_pct(s.of_medians.median),
-               fmt_pct(s.points.median), s.above15);
+  fmt::print("#\n# {:<26} {:>4} {:>9} {:>9} {:>5}  {:>13} {:>13} {:>13}\n", "summary", "sets", "med.med%", "med.pts%",
+             ">15%", "floor bias%", "ramp bias%", "plateau bias%");
+  for (const auto& g : groups(results)) {
+    const auto s = accuracy::summarise(results, g.member);
+    fmt::print("# {:<26} {:>4} {:>9} {:>9} {:>5}  {:>13} {:>13} {:>13}\n", g.name, s.sets, pct(s.median_of_medians),
+               pct(s.median_of_points), s.above15, signed_pct(s.regions[0].bias), signed_pct(s.regions[1].bias),
+               signed_pct(s.regions[2].bias));
+  }
+}
+
+// Markdown tables for docs/accuracy.md (tools/accuracy-doc pastes them between its markers).
+void print_markdown(const std::vector<Result>& results) {
+  fmt::print("| data set | role | class | GPUs | sizes | median \\|e\\| % | floor bias % | ramp bias % | plateau bias % | "
+             "≥ 1 MiB \\|e\\| % |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const auto& r : results) {
+    if (r.skipped) {
+      fmt::print("| {} | {} | {} | skipped: {} | | | | | | |\n", r.name, accuracy::to_string(r.map.role), r.map.hw_class,
+                 *r.skipped);
+      continue;
+    }
+    const auto all = accuracy::stats(r);
+    fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.name, accuracy::to_string(r.map.role),
+               r.map.hw_class, r.gpus, all.count, pct(all.median_abs), signed_pct(accuracy::stats(r, Region::floor).bias),
+               signed_pct(accuracy::stats(r, Region::ramp).bias), signed_pct(accuracy::stats(r, Region::plateau).bias),
+               pct(accuracy::stats(r, Region::large).median_abs));
+  }
+  fmt::print("\n| group | sets | median of medians % | median of points % | sets > 15 % | floor bias % | ramp bias % | "
+             "plateau bias % |\n|---|---|---|---|---|---|---|---|\n");
+  for (const auto& g : groups(results)) {
+    const auto s = accuracy::summarise(results, g.member);
+    fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} |\n", g.name, s.sets, pct(s.median_of_medians),
+               pct(s.median_of_points), s.above15, signed_pct(s.regions[0].bias), signed_pct(s.regions[1].bias),
+               signed_pct(s.regions[2].bias));
   }
 }
 
 void print_csv(const std::vector<Result>& results) {
-  fmt::print("dataset,role,topology,collective,gpus,sizes,median_abs_err_pct,max_abs_err_pct,"
-             "small_median_abs_err_pct,large_median_abs_err_pct,algorithms,status\n");
+  fmt::print("dataset,role,topology,collective,gpus,sizes,median_abs_err_pct,max_abs_err_pct,floor_bias_pct,"
+             "ramp_bias_pct,plateau_bias_pct,large_median_abs_err_pct,class,algorithms,status\n");
+  const auto num = [](double v) { return std::isnan(v) ? std::string() : fmt::format("{:.2f}", v); };
   for (const auto& r : results) {
     if (r.skipped) {
       std::string why = *r.skipped;
       std::replace(why.begin(), why.end(), ',', ';');
-      fmt::print("{},{},{},,,0,,,,,,skipped: {}\n", r.name, r.map.role, r.map.topology, why);
+      fmt::print("{},{},{},,,0,,,,,,,{},,skipped: {}\n", r.name, accuracy::to_string(r.map.role), r.map.topology,
+                 r.map.hw_class, why);
       continue;
     }
-    const Stats all = region(r, 0), small = region(r, 1), large = region(r, 2);
-    const auto num = [](double v) { return std::isnan(v) ? std::string() : fmt::format("{:.2f}", v); };
-    fmt::print("{},{},{},{},{},{},{},{},{},{},{},ok\n", r.name, r.map.role, r.map.topology, r.collective, r.gpus,
-               all.count, num(all.median), num(all.max), num(small.median), num(large.median), algorithms(r));
+    const auto all = accuracy::stats(r);
+    fmt::print("{},{},{},{},{},{},{},{},{},{},{},{},{},{},ok\n", r.name, accuracy::to_string(r.map.role),
+               r.map.topology, r.collective, r.gpus, all.count, num(all.median_abs), num(all.max_abs),
+               num(accuracy::stats(r, Region::floor).bias), num(accuracy::stats(r, Region::ramp).bias),
+               num(accuracy::stats(r, Region::plateau).bias), num(accuracy::stats(r, Region::large).median_abs),
+               r.map.hw_class, algorithms(r));
   }
+}
+
+nlohmann::ordered_json region_json(const accuracy::Stats& s) {
+  const auto num = [](double v) { return std::isnan(v) ? nlohmann::ordered_json() : nlohmann::ordered_json(v); };
+  return {{"sizes", s.count}, {"median_abs_err_pct", num(s.median_abs)}, {"bias_pct", num(s.bias)}};
 }
 
 void print_json(const std::vector<Result>& results) {
   nlohmann::ordered_json out;
-  out["error"] = "100 x (predicted busbw / measured busbw - 1); small: size < 1 MiB";
+  out["error"] = "100 x (predicted busbw / measured busbw - 1): + is too fast; floor < 64 KiB <= ramp < 256 MiB <= plateau";
   auto& sets = out["datasets"] = nlohmann::ordered_json::array();
   const auto num = [](double v) { return std::isnan(v) ? nlohmann::ordered_json() : nlohmann::ordered_json(v); };
   for (const auto& r : results) {
-    nlohmann::ordered_json j{{"dataset", r.name}, {"role", r.map.role}, {"topology", r.map.topology}};
+    nlohmann::ordered_json j{{"dataset", r.name}, {"role", accuracy::to_string(r.map.role)}, {"class", r.map.hw_class},
+                             {"topology", r.map.topology}};
     if (r.skipped) {
       j["skipped"] = *r.skipped;
       sets.push_back(j);
       continue;
     }
-    const Stats all = region(r, 0), small = region(r, 1), large = region(r, 2);
+    const auto all = accuracy::stats(r);
     j["collective"] = r.collective;
     j["gpus"] = r.gpus;
+    j["gpus_per_thread"] = r.gpus_per_thread;
     j["p2p"] = r.map.p2p;
     j["sizes"] = all.count;
-    j["median_abs_err_pct"] = num(all.median);
-    j["max_abs_err_pct"] = num(all.max);
-    j["small_median_abs_err_pct"] = num(small.median);
-    j["large_median_abs_err_pct"] = num(large.median);
+    j["median_abs_err_pct"] = num(all.median_abs);
+    j["max_abs_err_pct"] = num(all.max_abs);
+    j["bias_pct"] = num(all.bias);
+    j["large_median_abs_err_pct"] = num(accuracy::stats(r, Region::large).median_abs);
+    for (Region g : accuracy::kRegions) j["regions"][std::string(accuracy::to_string(g))] = region_json(accuracy::stats(r, g));
     auto& pts = j["points"] = nlohmann::ordered_json::array();
     for (const auto& p : r.points)
       pts.push_back({{"size_bytes", static_cast<long long>(p.size)}, {"measured_us", p.measured_us},
@@ -382,10 +196,12 @@ void print_json(const std::vector<Result>& results) {
     sets.push_back(j);
   }
   auto& sum = out["summary"] = nlohmann::ordered_json::object();
-  for (const auto& role : {"fit", "holdout", "all"}) {
-    const Summary s = summarise(results, role);
-    sum[role] = {{"datasets", s.sets}, {"median_of_median_abs_err_pct", num(s.of_medians.median)},
-                 {"median_abs_err_pct_all_points", num(s.points.median)}, {"datasets_above_15pct", s.above15}};
+  for (const auto& g : groups(results)) {
+    const auto s = accuracy::summarise(results, g.member);
+    auto& j = sum[g.name] = {{"datasets", s.sets}, {"median_of_median_abs_err_pct", num(s.median_of_medians)},
+                             {"median_abs_err_pct_all_points", num(s.median_of_points)}, {"datasets_above_15pct", s.above15}};
+    for (std::size_t k = 0; k < accuracy::kRegions.size(); ++k)
+      j["regions"][std::string(accuracy::to_string(accuracy::kRegions[k]))] = region_json(s.regions[k]);
   }
   fmt::print("{}\n", out.dump(2));
 }
@@ -435,74 +251,115 @@ void write_svg(const std::string& dir, const Result& r) {
                        p.predicted_busbw, p.algo, p.proto);
   svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"black\">&#9679; measured</text>"
                      "<text x=\"{}\" y=\"{}\" fill=\"#1f77b4\">&#8212; wiresim (median |err| {}%)</text>\n</svg>\n",
-                     L + 10, T + 12, L + 90, T + 12, fmt_pct(region(r, 0).median));
+                     L + 10, T + 12, L + 90, T + 12, pct(accuracy::stats(r).median_abs));
   const fs::path path = fs::path(dir) / (fs::path(r.name).stem().string() + ".svg");
   std::ofstream out(path);
   if (!out) throw InputError(path.string(), 0, 0, "cannot write the plot");
   out << svg;
 }
 
-std::vector<std::string> data_files(const std::vector<std::string>& paths) {
-  std::vector<std::string> files;
-  for (const auto& p : paths) {
-    if (fs::is_directory(p)) {
-      std::vector<std::string> in_dir;
-      for (const auto& e : fs::directory_iterator(p))
-        if (e.is_regular_file() && e.path().extension() == ".csv") in_dir.push_back(e.path().string());
-      std::sort(in_dir.begin(), in_dir.end());
-      files.insert(files.end(), in_dir.begin(), in_dir.end());
-    } else {
-      if (!fs::exists(p)) throw InputError(p, 0, 0, "no such file or folder");
-      files.push_back(p);
-    }
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, 0, "cannot read the parameter file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int print_fit(const std::vector<accuracy::Prepared>& sets, const models::Params& params, const ValidateOptions& o,
+              models::Method method) {
+  accuracy::FitOptions fo;
+  fo.method = method;
+  fo.verbose = true;
+  const auto rep = accuracy::fit(sets, params, fo);
+  fmt::print("# wiresim validate --fit: constants of models/params.yaml fitted on the 'fit' data sets (model {})\n"
+             "# objective = sum over the fit sets of their median |busbw error| %: {:.2f} before, {:.2f} after\n",
+             o.model, rep.objective_before, rep.objective_after);
+  fmt::print("{:<42} {:>12} {:>12}  {}\n", "constant", "before", "fitted", "data sets");
+  for (std::size_t i = 0; i < rep.constants.size(); ++i) {
+    const auto& c = accuracy::fitted_constants()[i];
+    const auto& v = rep.constants[i];
+    fmt::print("{:<42} {:>12} {:>12}  {}\n", c.name, accuracy::format_value(c, v.before),
+               v.fitted ? accuracy::format_value(c, v.value) : "(prior)", fmt::join(c.datasets, ", "));
   }
-  return files;
+  if (!o.write.empty()) {
+    const std::string text = accuracy::write_fitted(slurp(o.write), rep);
+    std::ofstream out(o.write);
+    if (!out) throw InputError(o.write, 0, 0, "cannot write the parameter file");
+    out << text;
+    fmt::print("# written to {}\n", o.write);
+  }
+  return 0;
+}
+
+int print_cv(const std::vector<accuracy::Prepared>& sets, const models::Params& params, const ValidateOptions& o,
+             models::Method method) {
+  accuracy::FitOptions fo;
+  fo.method = method;
+  const auto scores = accuracy::cross_validate(sets, params, fo);
+  const bool md = o.format == "markdown";
+  if (md) {
+    fmt::print("| class | sets (fit + checked) | in sample: median of medians % | cross-validated: median of medians % | "
+               "cv floor bias % | cv ramp bias % | cv plateau bias % | constants left at their prior |\n"
+               "|---|---|---|---|---|---|---|---|\n");
+  } else {
+    fmt::print("# wiresim validate --cv: leave one hardware class out, refit every constant, score the class\n");
+    fmt::print("{:<18} {:>4} {:>12} {:>12} {:>8} {:>8} {:>8}  {}\n", "class", "sets", "in-sample%", "cv%", "floor%",
+               "ramp%", "plat%", "constants at their prior");
+  }
+  for (const auto& s : scores) {
+    const auto& c = s.cross_validated;
+    const std::string priors = s.priors.empty() ? "-" : fmt::format("{}", fmt::join(s.priors, ", "));
+    if (md)
+      fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} |\n", s.hw_class, s.sets, pct(s.in_sample.median_of_medians),
+                 pct(c.median_of_medians), signed_pct(c.regions[0].bias), signed_pct(c.regions[1].bias),
+                 signed_pct(c.regions[2].bias), priors);
+    else
+      fmt::print("{:<18} {:>4} {:>12} {:>12} {:>8} {:>8} {:>8}  {}\n", s.hw_class, s.sets,
+                 pct(s.in_sample.median_of_medians), pct(c.median_of_medians), signed_pct(c.regions[0].bias),
+                 signed_pct(c.regions[1].bias), signed_pct(c.regions[2].bias), priors);
+  }
+  return 0;
 }
 
 int run_validate(ValidateOptions o) {
-  if (o.format != "table" && o.format != "csv" && o.format != "json")
-    throw InputError(fmt::format("--format: expected table, csv or json, got '{}'", o.format));
+  if (o.format != "table" && o.format != "csv" && o.format != "json" && o.format != "markdown")
+    throw InputError(fmt::format("--format: expected table, csv, json or markdown, got '{}'", o.format));
   if (o.model != "simulate" && o.model != "analytic")
     throw InputError(fmt::format("--model: expected simulate or analytic, got '{}'", o.model));
-  if (o.role != "all" && o.role != "fit" && o.role != "holdout")
-    throw InputError(fmt::format("--role: expected all, fit or holdout, got '{}'", o.role));
+  if (o.role != "default" && o.role != "all" && !accuracy::parse_role(o.role))
+    throw InputError(fmt::format("--role: expected all, fit, checked or holdout, got '{}'", o.role));
+  if (!o.write.empty() && !o.fit) throw InputError("--write: only with --fit");
   if (o.paths.empty()) o.paths.push_back((fs::path(o.map).parent_path() / "data").string());
-  const auto map = read_map(o.map);
+  const auto map = accuracy::read_map(o.map);
   const models::Params params = o.params.empty() ? models::default_params() : models::load_params(o.params);
+  const auto method = o.model == "analytic" ? models::Method::analytic : models::Method::simulate;
+  // Files named one by one run whatever their role; a folder runs the roles --role asks for
+  // (by default every one but the holdouts).
+  std::vector<accuracy::Prepared> sets;
+  for (const auto& path : o.paths) {
+    const bool folder = fs::is_directory(path);
+    for (auto& s : accuracy::prepare(accuracy::data_files({path}), map, o.map))
+      if (!map.count(s.name) || (!folder && o.role == "default") || wanted(s.map.role, o.role))
+        sets.push_back(std::move(s));
+  }
+  if (o.fit) return print_fit(sets, params, o, method);
+  if (o.cv) return print_cv(sets, params, o, method);
   if (!o.plot.empty()) fs::create_directories(o.plot);
   std::vector<Result> results;
-  for (const auto& file : data_files(o.paths)) {
-    Result r;
-    r.file = file;
-    r.name = fs::path(file).filename().string();
-    const auto it = map.find(r.name);
-    if (it == map.end()) {
-      r.skipped = fmt::format("not in {} (no topology is mapped to it)", o.map);
-    } else {
-      r.map = it->second;
-      if (o.role != "all" && r.map.role != o.role) continue;
-      if (r.map.unmapped) {
-        r.skipped = "no shipped topology: " + *r.map.unmapped;
-      } else {
-        try {
-          run_dataset(r, o, params);
-        } catch (const std::exception& e) {   // InputError and anything else: one line, skip
-          r.skipped = e.what();
-          r.points.clear();
-        }
-      }
-    }
-    if (!r.skipped && !o.plot.empty()) write_svg(o.plot, r);
-    results.push_back(std::move(r));
+  for (const auto& s : sets) {
+    results.push_back(accuracy::run(s, params, method));
+    if (!results.back().skipped && !o.plot.empty()) write_svg(o.plot, results.back());
   }
   // Nothing validated at all: that is bad input, not a report (one line, exit 2).
   const bool any = std::any_of(results.begin(), results.end(), [](const Result& r) { return !r.skipped; });
   if (!any) {
     if (results.empty()) throw InputError(fmt::format("no data sets to validate in {}", fmt::join(o.paths, ", ")));
-    throw InputError(results.front().file, 0, 0, *results.front().skipped);
+    throw InputError(sets.front().file, 0, 0, *results.front().skipped);
   }
   if (o.format == "csv") print_csv(results);
   else if (o.format == "json") print_json(results);
+  else if (o.format == "markdown") print_markdown(results);
   else print_table(results, o);
   return 0;
 }
@@ -513,12 +370,17 @@ void add_validate_command(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<ValidateOptions>();
   auto* cmd = app.add_subcommand("validate", "compare predictions with real nccl-tests measurements (accuracy report)");
   cmd->add_option("paths", o->paths, "data sets (CSV files or folders; default: the folder data/ next to --map)");
-  cmd->add_option("--map", o->map, "which topology and controls each data set stands for (default validation/map.yaml)");
-  cmd->add_option("--format", o->format, "table (default), csv or json (json adds every size)");
+  cmd->add_option("--map", o->map, "which topology, controls, role and class each data set has (default validation/map.yaml)");
+  cmd->add_option("--format", o->format, "table (default), csv, json (adds every size) or markdown");
   cmd->add_option("--plot", o->plot, "write one SVG per data set into this folder: measured vs predicted busbw");
   cmd->add_option("--model", o->model, "simulate (event-driven, default) or analytic (closed form)");
   cmd->add_option("--params", o->params, "model parameter file replacing the built-in models/params.yaml");
-  cmd->add_option("--role", o->role, "all (default), fit or holdout: which data sets to run");
+  cmd->add_option("--role", o->role,
+                  "which data sets: fit and checked (default), all, fit, checked or holdout (score holdouts once, "
+                  "at the end of a change)");
+  cmd->add_flag("--fit", o->fit, "refit the [F] constants of the parameters on the fit data sets and print them");
+  cmd->add_option("--write", o->write, "with --fit: rewrite the fitted values in this params.yaml");
+  cmd->add_flag("--cv", o->cv, "leave-one-hardware-class-out cross-validation of the fitted constants");
   cmd->callback([o, exit_code] { *exit_code = run_validate(*o); });
 }
 

@@ -33,22 +33,9 @@ inline int dtype_size(const std::string& dtype) {
   return it->second;
 }
 
-// all_gather, reduce_scatter and all_to_all sizes are the whole buffer, split per rank.
-inline bool splits_per_rank(models::Collective op) {
-  return op == models::Collective::all_gather || op == models::Collective::reduce_scatter ||
-         op == models::Collective::all_to_all;
-}
-
-// nccl-tests rounds each size down to whole elements (per rank for split collectives).
-inline sim::Bytes nccl_tests_size(models::Collective op, sim::Bytes requested, int element, int ranks) {
-  const double align = splits_per_rank(op) ? static_cast<double>(element) * ranks : element;
-  return sim::Bytes{std::floor(requested.count() / align) * align};
-}
-
-// The `count (elements)` column: elements per rank.
-inline long long nccl_tests_count(models::Collective op, sim::Bytes size, int element, int ranks) {
-  return static_cast<long long>(size.count() / element / (splits_per_rank(op) ? ranks : 1));
-}
+using models::nccl_tests_count;
+using models::nccl_tests_size;
+using models::splits_per_rank;
 
 // --p2p on|off: off is NCCL_P2P_DISABLE=1 (GPUs of a node exchange through host memory).
 inline bool parse_p2p(const std::string& text) {

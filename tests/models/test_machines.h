@@ -39,12 +39,20 @@ inline topo::LinkGraph crossbar(int n, sim::BytesPerSec rate, sim::Seconds laten
   return g;
 }
 
-// The shipped parameters with every link efficiency 1 and, if asked, every latency 0.
+// The shipped parameters with every link efficiency 1, no per-channel cap and, if asked,
+// every latency and per-send or per-collective overhead 0.
 inline models::Params plain_params(bool zero_latency) {
   models::Params p = models::default_params();
-  for (auto& [name, arch] : p.architectures) arch.link_efficiency.clear();
-  if (zero_latency)
+  for (auto& [name, arch] : p.architectures) {
+    arch.link_efficiency.clear();
+    arch.channel_bw = sim::BytesPerSec::unlimited();
+    if (zero_latency) arch.launch_overhead = sim::Seconds{0.0};
+  }
+  if (zero_latency) {
     for (auto& [algo, row] : p.latency) row = models::LatencyRow{};
+    for (auto& proto : p.protocols) proto.overhead = sim::Seconds{0.0};
+    p.host_launch = sim::Seconds{0.0};
+  }
   return p;
 }
 

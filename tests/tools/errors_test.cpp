@@ -122,7 +122,7 @@ TEST_CASE("absurd requests: refused up front with the estimate and the limit") {
   expect_one_line_error(wiresim("coll all_reduce --topo topologies/cluster-h100-ib.yaml --set nodes=2000 "
                                 "--sizes 1GiB --algo ring"),
                         "--max-memory", "the limit is 8 GiB");
-  expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --sizes 100TB --algo ring"),
+  expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --sizes 400TB --algo ring"),
                         "--max-memory", "GiB of memory");
   expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --sizes 1GiB --algo ring --proto ll "
                                 "--max-events 1e4"),

@@ -1,0 +1,298 @@
+#include "accuracy/fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <future>
+#include <map>
+#include <regex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "accuracy/stats.h"
+
+namespace wiresim::accuracy {
+namespace {
+
+constexpr double kUs = 1e-6, kGBps = 1e9;
+
+const std::string kA100Hgx8 = "a100_hgx8_allreduce_oci-bm-gpu4-ocitutorials.csv";
+const std::string kH100Ib2 = "h100_2node16_ib_ndr_allreduce_nccl-tests-i309.csv";
+const std::string kB200Ib2 = "b200_2node16_ib_allreduce_dstack-lambda.csv";
+const std::string kB200Hgx8 = "b200_hgx8_allreduce_vultr-poc.csv";
+const std::string kH100Hgx8 = "h100_hgx8_allreduce_nccl-tests-i290.csv";
+const std::string kMi300x = "mi300x_1node8_allreduce_amd-rocm-docs.csv";
+const std::string kA40Shm = "a40_pcie2_node_p2pdisable_allreduce_eugenesiow.csv";
+const std::string kH100Shm = "h100_dgx4_p2pdisable_allreduce_eugenesiow.csv";
+
+models::ArchParams& arch(models::Params& p, const std::string& name) { return p.architectures.at(name); }
+
+FittedConstant time_constant(std::string name, double hi, std::vector<std::string> sets, Region region, std::string why,
+                             std::function<sim::Seconds&(models::Params&)> field) {
+  FittedConstant c;
+  c.name = std::move(name);
+  c.unit = "us";
+  c.lo = 0.0;
+  c.hi = hi;
+  c.grid = 0.1;
+  c.prior = 0.0;
+  c.datasets = std::move(sets);
+  c.region = region;
+  c.why = std::move(why);
+  c.set = [field](models::Params& p, double v) { field(p) = sim::Seconds{v * kUs}; };
+  c.get = [field](const models::Params& p) { return field(const_cast<models::Params&>(p)).count() / kUs; };
+  return c;
+}
+
+// SHM through host memory; 0 (the prior) means no cap beyond the PCIe path itself.
+FittedConstant shm_constant(std::string name, std::vector<std::string> archs, std::string set, std::string why) {
+  FittedConstant c;
+  c.name = std::move(name);
+  c.unit = "GB/s";
+  c.lo = 0.5;
+  c.hi = 60.0;
+  c.grid = 0.1;
+  c.prior = 0.0;
+  c.datasets = {std::move(set)};
+  c.why = std::move(why);
+  c.set = [archs](models::Params& p, double v) {
+    for (const auto& a : archs)
+      arch(p, a).shm_bandwidth = v > 0.0 ? sim::BytesPerSec{v * kGBps} : sim::BytesPerSec::unlimited();
+  };
+  const std::string first = archs.front();
+  c.get = [first](const models::Params& p) {
+    const auto bw = p.architectures.at(first).shm_bandwidth;
+    return bw.is_unlimited() ? 0.0 : bw.count() / kGBps;
+  };
+  return c;
+}
+
+std::vector<FittedConstant> make_constants() {
+  using models::Params;
+  using models::Protocol;
+  std::vector<FittedConstant> out;
+  out.push_back(time_constant(
+      "host_launch", 10.0, {kA100Hgx8}, Region::floor,
+      "host time to enqueue and launch one collective on one GPU (the -g 8 floor / 8)",
+      [](Params& p) -> sim::Seconds& { return p.host_launch; }));
+  out.push_back(time_constant(
+      "protocols.simple.overhead", 15.0, {kA100Hgx8, kH100Ib2, kB200Ib2, kMi300x}, Region::ramp,
+      "what each Simple send costs its channel beyond its bytes (fences, flags)",
+      [](Params& p) -> sim::Seconds& { return p.protocols[static_cast<int>(Protocol::simple)].overhead; }));
+  out.push_back(time_constant(
+      "protocols.ll128.overhead", 15.0, {kA100Hgx8, kH100Ib2, kB200Ib2, kMi300x}, Region::ramp,
+      "what each LL128 send costs its channel beyond its bytes",
+      [](Params& p) -> sim::Seconds& { return p.protocols[static_cast<int>(Protocol::ll128)].overhead; }));
+  out.push_back(time_constant(
+      "architectures.blackwell.launch_overhead", 30.0, {kB200Ib2, kB200Hgx8}, Region::floor,
+      "per-collective GPU-side cost on Blackwell beyond NCCL's latency tables",
+      [](Params& p) -> sim::Seconds& { return arch(p, "blackwell").launch_overhead; }));
+  {
+    FittedConstant c = time_constant(
+        "architectures.cdna3.launch_overhead", 60.0, {kMi300x}, Region::floor,
+        "per-collective cost of RCCL on ROCm beyond NCCL's latency tables (CDNA4 takes the same value)",
+        [](Params& p) -> sim::Seconds& { return arch(p, "cdna3").launch_overhead; });
+    const auto set = c.set;
+    c.set = [set](Params& p, double v) {
+      set(p, v);
+      arch(p, "cdna4").launch_overhead = sim::Seconds{v * kUs};
+    };
+    out.push_back(c);
+  }
+  out.push_back(time_constant(
+      "architectures.hopper.nvls_step_overhead", 20.0, {kH100Hgx8}, Region::all,
+      "what each NVLS loop costs a GPU's reduce-scatter and all-gather streams on Hopper",
+      [](Params& p) -> sim::Seconds& { return arch(p, "hopper").nvls_step_overhead; }));
+  out.push_back(time_constant(
+      "architectures.blackwell.nvls_step_overhead", 20.0, {kB200Hgx8}, Region::ramp,
+      "what each NVLS loop costs a GPU's reduce-scatter and all-gather streams on Blackwell",
+      [](Params& p) -> sim::Seconds& { return arch(p, "blackwell").nvls_step_overhead; }));
+  {
+    FittedConstant c;
+    c.name = "architectures.blackwell.nvls_efficiency";
+    c.unit = "";
+    c.lo = 0.5;
+    c.hi = 1.0;
+    c.grid = 0.01;
+    c.prior = 0.74;   // NCCL's own tuning value (src/graph/tuning.cc nvlsEfficiency)
+    c.datasets = {kB200Hgx8};
+    c.region = Region::plateau;
+    c.why = "NVLink SHARP throughput on Blackwell as a share of the port rate (NCCL's tuning model says 0.74)";
+    c.set = [](Params& p, double v) { arch(p, "blackwell").nvls_efficiency = v; };
+    c.get = [](const Params& p) { return p.architectures.at("blackwell").nvls_efficiency; };
+    out.push_back(c);
+  }
+  out.push_back(shm_constant("architectures.ampere.shm_bandwidth", {"ampere", "ada"}, kA40Shm,
+                             "GPU-to-GPU rate staged through host memory on a PCIe Gen4 host (Ada takes the same value)"));
+  out.push_back(shm_constant("architectures.hopper.shm_bandwidth", {"hopper"}, kH100Shm,
+                             "GPU-to-GPU rate staged through host memory on a PCIe Gen5 host"));
+  return out;
+}
+
+// Runs every set (in parallel, two at a time per core) and sums the per-set median |error|.
+double evaluate(const std::vector<const Prepared*>& sets, Region region, const models::Params& params,
+                models::Method method) {
+  const unsigned workers = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<double> medians(sets.size(), 0.0);
+  std::vector<std::future<void>> running;
+  std::size_t next = 0;
+  while (next < sets.size() || !running.empty()) {
+    while (next < sets.size() && running.size() < workers) {
+      const std::size_t i = next++;
+      running.push_back(std::async(std::launch::async, [&, i] {
+        const Result r = run(*sets[i], params, method);
+        const double m = stats(r, region).median_abs;
+        medians[i] = r.skipped || std::isnan(m) ? 1e3 : m;
+      }));
+    }
+    running.front().get();
+    running.erase(running.begin());
+  }
+  double total = 0.0;
+  for (double m : medians) total += m;
+  return total;
+}
+
+}  // namespace
+
+const std::vector<FittedConstant>& fitted_constants() {
+  static const std::vector<FittedConstant> constants = make_constants();
+  return constants;
+}
+
+FitReport fit(const std::vector<Prepared>& sets, const models::Params& start, const FitOptions& options) {
+  FitReport rep;
+  rep.params = start;
+  std::map<std::string, const Prepared*> by_name;
+  for (const auto& s : sets)
+    if (!s.skipped && s.map.role == Role::fit && !options.exclude.count(s.name)) by_name[s.name] = &s;
+  std::vector<const FittedConstant*> active;
+  for (const auto& c : fitted_constants()) {
+    FitReport::Value v{c.name, c.unit, c.get(start), c.get(start), false};
+    for (const auto& d : c.datasets) v.fitted = v.fitted || by_name.count(d);
+    if (!v.fitted) {
+      v.value = c.prior;
+      c.set(rep.params, c.prior);
+    } else {
+      active.push_back(&c);
+    }
+    rep.constants.push_back(v);
+  }
+  // Each constant's own sets and objective.
+  const auto sets_of = [&](const FittedConstant& c) {
+    std::vector<const Prepared*> out;
+    for (const auto& d : c.datasets)
+      if (by_name.count(d)) out.push_back(by_name.at(d));
+    return out;
+  };
+  const auto total = [&](const models::Params& p) {
+    double t = 0.0;
+    for (const auto* c : active) t += evaluate(sets_of(*c), c->region, p, options.method);
+    return t;
+  };
+  rep.objective_before = total(rep.params);
+  for (int sweep = 0; sweep < options.max_sweeps; ++sweep) {
+    bool moved = false;
+    for (const auto* c : active) {
+      const auto own = sets_of(*c);
+      const auto at = [&](double v) {
+        models::Params p = rep.params;
+        c->set(p, v);
+        return evaluate(own, c->region, p, options.method);
+      };
+      const auto snap = [&](double v) { return std::clamp(std::round(v / c->grid) * c->grid, c->lo, c->hi); };
+      const double current = snap(c->get(rep.params));
+      double value = current, value_score = at(current);
+      // Golden-section search over the range, then the grid points around its answer.
+      double a = c->lo, b = c->hi;
+      const double phi = (std::sqrt(5.0) - 1.0) / 2.0;
+      double x1 = b - phi * (b - a), x2 = a + phi * (b - a);
+      double f1 = at(x1), f2 = at(x2);
+      while (b - a > 4 * c->grid) {
+        if (f1 <= f2) {
+          b = x2, x2 = x1, f2 = f1;
+          x1 = b - phi * (b - a), f1 = at(x1);
+        } else {
+          a = x1, x1 = x2, f1 = f2;
+          x2 = a + phi * (b - a), f2 = at(x2);
+        }
+      }
+      for (double v : {snap(0.5 * (a + b)), current})
+        for (int k = -3; k <= 3; ++k) {
+          const double x = snap(v + k * c->grid);
+          const double f = at(x);
+          // Strictly better only: a tie keeps the current value, so the fit is a fixed point.
+          if (f < value_score - 1e-9) value = x, value_score = f;
+        }
+      if (std::abs(value - c->get(rep.params)) > 1e-12) {
+        moved = moved || std::abs(value - current) > 1e-12;
+        c->set(rep.params, value);
+      }
+      if (options.verbose)
+        fmt::print(stderr, "fit: sweep {} {} = {} (its objective {:.2f})\n", sweep + 1, c->name, format_value(*c, value),
+                   value_score);
+    }
+    if (!moved) break;
+  }
+  rep.objective_after = total(rep.params);
+  for (std::size_t i = 0; i < fitted_constants().size(); ++i)
+    rep.constants[i].value = fitted_constants()[i].get(rep.params);
+  return rep;
+}
+
+std::vector<ClassScore> cross_validate(const std::vector<Prepared>& sets, const models::Params& params,
+                                       const FitOptions& options) {
+  std::map<std::string, std::vector<const Prepared*>> classes;
+  for (const auto& s : sets)
+    if (!s.skipped && s.map.role != Role::holdout) classes[s.map.hw_class].push_back(&s);
+  std::vector<ClassScore> out;
+  for (const auto& [name, members] : classes) {
+    ClassScore score;
+    score.hw_class = name;
+    score.sets = static_cast<int>(members.size());
+    FitOptions o = options;
+    for (const auto* m : members) o.exclude.insert(m->name);
+    const FitReport rep = fit(sets, params, o);
+    for (const auto& v : rep.constants)
+      if (!v.fitted) score.priors.push_back(v.name);
+    std::vector<Result> given, refitted;
+    for (const auto* m : members) {
+      given.push_back(run(*m, params, options.method));
+      refitted.push_back(run(*m, rep.params, options.method));
+    }
+    const auto all = [](const Result&) { return true; };
+    score.in_sample = summarise(given, all);
+    score.cross_validated = summarise(refitted, all);
+    out.push_back(std::move(score));
+  }
+  return out;
+}
+
+std::string format_value(const FittedConstant& c, double value) {
+  const int decimals = std::max(0, static_cast<int>(std::ceil(-std::log10(c.grid) - 1e-9)));
+  return fmt::format("{:.{}f}{}", value, decimals, c.unit);
+}
+
+std::string write_fitted(std::string text, const FitReport& report) {
+  for (std::size_t i = 0; i < fitted_constants().size(); ++i) {
+    const auto& c = fitted_constants()[i];
+    // Every line tagged with the constant (an architecture that takes another's value
+    // carries the same tag).
+    const std::string tag = "[F:" + c.name + "]";
+    const std::string key = c.name.substr(c.name.rfind('.') + 1);
+    const std::regex value("(\\b" + key + ":\\s*)([^,}\\s#]+)");
+    for (std::size_t at = text.find(tag); at != std::string::npos; at = text.find(tag, at + tag.size())) {
+      const std::size_t begin = text.rfind('\n', at) + 1;
+      const std::string line = text.substr(begin, at - begin);
+      std::smatch m;
+      std::string updated = line;
+      if (std::regex_search(line, m, value))
+        updated = m.prefix().str() + m[1].str() + format_value(c, report.constants[i].value) + m.suffix().str();
+      text.replace(begin, line.size(), updated);
+      at = begin + updated.size();
+    }
+  }
+  return text;
+}
+
+}  // namespace wiresim::accuracy

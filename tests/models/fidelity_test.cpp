@@ -1,0 +1,93 @@
+// The mechanisms behind the latency floor and the bandwidth ramp, each by hand: NCCL's
+// channel count by size, a channel's NVLink throughput, the per-send channel overhead, and the
+// floor a host thread launching for several GPUs puts under back-to-back collectives.
+#include <doctest/doctest.h>
+
+#include "models/alpha_beta.h"
+#include "models/machine.h"
+#include "models/run.h"
+#include "models/tuner.h"
+#include "test_machines.h"
+#include "topologies/builder.h"
+
+using namespace wiresim;
+using namespace wiresim::models;
+
+namespace {
+
+constexpr double kRate = 400e9;   // B/s per direction
+
+Problem problem_of(const topo::LinkGraph& g, int n, double bytes) {
+  std::vector<topo::DeviceId> ranks(g.gpus().begin(), g.gpus().begin() + n);
+  return Problem{Collective::all_reduce, sim::Bytes{bytes}, ranks, 0};
+}
+
+}  // namespace
+
+TEST_CASE("NCCL's channel count by size: channels x threads x threshold bytes at least") {
+  const topo::LinkGraph g = testing::crossbar(8, sim::BytesPerSec{kRate});
+  // Ring LL, 8 ranks: threshold 8 x 8 = 64 B per thread, 512 threads: 32 KiB per channel.
+  CHECK(channels_for_size(problem_of(g, 8, 65536), Algorithm::ring, Protocol::ll, 24) == 2);
+  CHECK(channels_for_size(problem_of(g, 8, 65535), Algorithm::ring, Protocol::ll, 24) == 1);
+  CHECK(channels_for_size(problem_of(g, 8, 8), Algorithm::ring, Protocol::ll, 24) == 1);
+  // Ring Simple: 64 B x 512 threads = 32 KiB per channel: 24 channels from 768 KiB.
+  CHECK(channels_for_size(problem_of(g, 8, 768 * 1024), Algorithm::ring, Protocol::simple, 24) == 24);
+  CHECK(channels_for_size(problem_of(g, 8, 768 * 1024 - 1), Algorithm::ring, Protocol::simple, 24) == 23);
+  // LL128: 8 B x 640 threads = 5 KiB per channel; tree LL does not scale with the ranks.
+  CHECK(channels_for_size(problem_of(g, 8, 10 * 5120), Algorithm::ring, Protocol::ll128, 24) == 10);
+  CHECK(channels_for_size(problem_of(g, 8, 4096 * 3), Algorithm::tree, Protocol::ll, 24) == 3);
+  // NVLS and point-to-point keep their channels.
+  CHECK(channels_for_size(problem_of(g, 8, 8), Algorithm::nvls, Protocol::simple, 16) == 16);
+}
+
+TEST_CASE("one channel moves at most channel_bw over NVLink: --channels 1 on HGX H100 is far below the default") {
+  // Issue 12's check: ring/Simple all_reduce at 256 MiB on HGX H100. One channel is one
+  // thread block; NCCL never gives a Hopper channel more than 30 GB/s (the fastest speed of
+  // its intra-node search, 60 GB/s, over the two execution channels of a search channel).
+  const topo::LinkGraph g = topo::load_topology(testing::shipped("hgx-h100.yaml"));
+  const Machine m(g, default_params());
+  const Problem p{Collective::all_reduce, sim::Bytes{256.0 * (1 << 20)}, g.gpus(), 0};
+  TunerOptions one;
+  one.algorithm = Algorithm::ring;
+  one.protocol = Protocol::simple;
+  one.channels = 1;
+  TunerOptions all = one;
+  all.channels.reset();
+  const Outcome single = run_collective(m, p, tune(m, p, one).best, Method::simulate);
+  const Outcome full = run_collective(m, p, tune(m, p, all).best, Method::simulate);
+  CHECK(tune(m, p, all).best.channels == 24);
+  // A ring's busbw is what each link carries: at most one channel's 30 GB/s.
+  CHECK(single.busbw_GBps <= 30.0);
+  CHECK(single.busbw_GBps > 25.0);
+  CHECK(single.busbw_GBps <= 0.5 * full.busbw_GBps);
+}
+
+TEST_CASE("each send pays the protocol's overhead before its bytes: a one-loop ring pays it 2(n-1) times") {
+  const topo::LinkGraph g = testing::crossbar(2, sim::BytesPerSec{kRate});
+  Params params = testing::plain_params(true);
+  const Problem p = problem_of(g, 2, 1 << 20);   // one loop: 2(n-1) = 2 chained steps
+  const Choice c{Algorithm::ring, Protocol::simple, 1};
+  const Machine plain(g, params);
+  const double base = run_collective(plain, p, c, Method::simulate).time.count();
+  params.protocols[static_cast<int>(Protocol::simple)].overhead = sim::Seconds{5e-6};
+  const Machine slow(g, params);
+  CHECK(run_collective(slow, p, c, Method::simulate).time.count() == doctest::Approx(base + 2 * 5e-6).epsilon(1e-9));
+  CHECK(run_collective(slow, p, c, Method::analytic).time.count() == doctest::Approx(base + 2 * 5e-6).epsilon(1e-9));
+}
+
+TEST_CASE("a thread that launches for 8 GPUs floors back-to-back collectives at 8 x host_launch") {
+  const topo::LinkGraph g = testing::crossbar(8, sim::BytesPerSec{kRate});
+  Params params = testing::plain_params(true);
+  params.host_launch = sim::Seconds{4e-6};
+  const Machine m(g, params);
+  Problem p = problem_of(g, 8, 8);
+  const Choice c{Algorithm::ring, Protocol::ll, 1};
+  // With no latencies an 8-byte all_reduce costs nothing on the GPUs: the host is the floor.
+  CHECK(run_collective(m, p, c, Method::simulate).time.count() == doctest::Approx(4e-6));
+  p.gpus_per_thread = 8;
+  CHECK(run_collective(m, p, c, Method::simulate).time.count() == doctest::Approx(32e-6));
+  CHECK(run_collective(m, p, c, Method::analytic).time.count() == doctest::Approx(32e-6));
+  // A big collective is not floored: the GPUs take longer than the launches.
+  p.size = sim::Bytes{1e9};
+  CHECK(run_collective(m, p, c, Method::simulate).time.count() > 1e-3);
+}
