@@ -24,6 +24,8 @@ const std::string kH100Hgx8 = "h100_hgx8_allreduce_nccl-tests-i290.csv";
 const std::string kMi300x = "mi300x_1node8_allreduce_amd-rocm-docs.csv";
 const std::string kA40Shm = "a40_pcie2_node_p2pdisable_allreduce_eugenesiow.csv";
 const std::string kH100Shm = "h100_dgx4_p2pdisable_allreduce_eugenesiow.csv";
+const std::string kH100SendRecv = "h100_hgx8_sendrecv_xxrjun-nccl-tests-cluster.csv";
+const std::string kB200SendRecv = "b200_hgx8_sendrecv_vultr-poc.csv";
 
 models::ArchParams& arch(models::Params& p, const std::string& name) { return p.architectures.at(name); }
 
@@ -67,6 +69,29 @@ FittedConstant shm_constant(std::string name, std::vector<std::string> archs, st
   return c;
 }
 
+// A P2P channel's rate (sizes from 1 MiB, where channels, not latency, set the time); 0 (the
+// prior) means no cap beyond the links.
+FittedConstant rate_constant(std::string name, std::string arch_name, std::string set, std::string why) {
+  FittedConstant c;
+  c.name = std::move(name);
+  c.unit = "GB/s";
+  c.lo = 2.0;
+  c.hi = 120.0;
+  c.grid = 0.1;
+  c.prior = 0.0;
+  c.datasets = {std::move(set)};
+  c.region = Region::large;
+  c.why = std::move(why);
+  c.set = [arch_name](models::Params& p, double v) {
+    arch(p, arch_name).p2p_channel_bw = v > 0.0 ? sim::BytesPerSec{v * kGBps} : sim::BytesPerSec::unlimited();
+  };
+  c.get = [arch_name](const models::Params& p) {
+    const auto bw = p.architectures.at(arch_name).p2p_channel_bw;
+    return bw.is_unlimited() ? 0.0 : bw.count() / kGBps;
+  };
+  return c;
+}
+
 std::vector<FittedConstant> make_constants() {
   using models::Params;
   using models::Protocol;
@@ -84,9 +109,13 @@ std::vector<FittedConstant> make_constants() {
       "what each LL128 send costs its channel beyond its bytes",
       [](Params& p) -> sim::Seconds& { return p.protocols[static_cast<int>(Protocol::ll128)].overhead; }));
   out.push_back(time_constant(
-      "architectures.blackwell.launch_overhead", 30.0, {kB200Ib2, kB200Hgx8}, Region::floor,
+      "architectures.blackwell.launch_overhead", 30.0, {kB200Ib2, kB200Hgx8, kB200SendRecv}, Region::floor,
       "per-collective GPU-side cost on Blackwell beyond NCCL's latency tables",
       [](Params& p) -> sim::Seconds& { return arch(p, "blackwell").launch_overhead; }));
+  out.push_back(time_constant(
+      "architectures.blackwell.nvlink_step_extra", 5.0, {kB200Ib2, kB200Hgx8, kB200SendRecv}, Region::floor,
+      "what each step over NVLink costs on Blackwell beyond NCCL's latency table",
+      [](Params& p) -> sim::Seconds& { return arch(p, "blackwell").nvlink_step_extra; }));
   {
     FittedConstant c = time_constant(
         "architectures.cdna3.launch_overhead", 60.0, {kMi300x}, Region::floor,
@@ -122,6 +151,10 @@ std::vector<FittedConstant> make_constants() {
     c.get = [](const Params& p) { return p.architectures.at("blackwell").nvls_efficiency; };
     out.push_back(c);
   }
+  out.push_back(rate_constant("architectures.hopper.p2p_channel_bw", "hopper", kH100SendRecv,
+                              "what one point-to-point channel moves each way over NVLink on Hopper"));
+  out.push_back(rate_constant("architectures.blackwell.p2p_channel_bw", "blackwell", kB200SendRecv,
+                              "what one point-to-point channel moves each way over NVLink on Blackwell"));
   out.push_back(shm_constant("architectures.ampere.shm_bandwidth", {"ampere", "ada"}, kA40Shm,
                              "GPU-to-GPU rate staged through host memory on a PCIe Gen4 host (Ada takes the same value)"));
   out.push_back(shm_constant("architectures.hopper.shm_bandwidth", {"hopper"}, kH100Shm,

@@ -24,11 +24,16 @@ void expand_all_to_all(PlanBuilder& b, Plan& plan, bool pairwise) {
   };
   const auto label = b.label(pairwise ? "pairwise exchange" : "all-to-all send");
   if (!pairwise) {
+    // Every pair's send runs on its own P2P channels (as many as NCCL gives its bytes).
     const sim::BytesPerSec cap = b.protocol_cap() / static_cast<double>(n - 1);
     for (int i = 0; i < n; ++i)
-      for (int d = 1; d < n; ++d)
-        b.send(i, (i + d) % n, piece_of(i, (i + d) % n), {b.launch()}, static_cast<std::uint32_t>(i * n + d),
-               label, cap);
+      for (int d = 1; d < n; ++d) {
+        const int j = (i + d) % n;
+        const sim::Bytes bytes = piece_of(i, j);
+        const double channels = p2p_channels(b.machine(), b.problem(), bytes);
+        b.send(i, j, bytes, {b.launch()}, static_cast<std::uint32_t>(i * n + d), label,
+               std::min(cap, b.p2p_cap(i, j, channels)));
+      }
     plan.steps = 1;
     plan.shape = matrix.empty() ? fmt::format("direct: {} sends of {}", n * (n - 1), sim::format_size(uniform))
                                 : fmt::format("direct: {} sends, sizes from the traffic matrix", n * (n - 1));
@@ -43,9 +48,10 @@ void expand_all_to_all(PlanBuilder& b, Plan& plan, bool pairwise) {
         const int j = (i + s) % n;
         sim::Bytes bytes{0.0};
         for (int m = 0; m < merged; ++m) bytes += piece_of(i, (i + s + m) % n);
+        const double channels = p2p_channels(b.machine(), b.problem(), bytes / static_cast<double>(merged));
         const auto sent = b.send_merged(i, j, bytes, merged, 0,
                                         {prev_send[i], prev_recv[i]}, static_cast<std::uint32_t>(i * n + s),
-                                        label, b.protocol_cap());
+                                        label, std::min(b.protocol_cap(), b.p2p_cap(i, j, channels)));
         prev_send[i] = sent.transfer;
         next_recv[j] = sent.arrival;
       }
@@ -62,31 +68,32 @@ void expand_send_recv(PlanBuilder& b, Plan& plan) {
   const int n = static_cast<int>(b.problem().ranks.size());
   const sim::Bytes total = b.problem().size;
   const auto label = b.label("send/recv chunk");
-  // The chunk follows the slowest tier any pair crosses (NCCL picks it per peer).
-  TierClass worst = TierClass::nvlink;
-  for (int i = 0; i < n; ++i)
-    worst = std::max(worst, b.machine().tier_class(b.machine().route(b.gpu(i), b.gpu((i + 1) % n))));
-  const sim::Bytes chunk = b.machine().params().p2p_chunk[static_cast<int>(worst)];
-  const int loops = chunk_count(total, chunk);
-  // The buffer holds buffer/chunk chunks (4 MiB Simple buffer / 512 KiB = 8).
-  const sim::Bytes buffer = b.protocol().step * static_cast<double>(b.protocol().slots);
-  const int slots = std::max(2, static_cast<int>(buffer / chunk));
-  std::vector<sim::NodeId> prev(n, b.launch());
-  std::vector<std::vector<sim::NodeId>> arrived(n, std::vector<sim::NodeId>(slots, kNoNode));
-  for (int k = 0; k < loops; ++k) {
-    const sim::Bytes c = chunk_size(total, chunk, k);
-    for (int i = 0; i < n; ++i) {
-      const sim::NodeId slot = k >= slots ? arrived[i][k % slots] : kNoNode;
-      const auto sent = b.send(i, (i + 1) % n, c, {prev[i], slot}, static_cast<std::uint32_t>(i), label,
-                               b.protocol_cap());
-      prev[i] = sent.transfer;
-      arrived[i][k % slots] = sent.arrival;
+  // NCCL splits the operation over P2P channels, each a chain of chunks through its own
+  // connection buffer (NCCL_STEPS chunks deep).
+  const int channels = p2p_channels(b.machine(), b.problem(), total);
+  const sim::Bytes part = total / static_cast<double>(channels);
+  const sim::Bytes chunk = p2p_chunk(b.machine(), b.problem(), b.choice().protocol, total);
+  const int loops = chunk_count(part, chunk);
+  const int slots = std::max(2, b.protocol().slots);
+  for (int i = 0; i < n; ++i) {
+    const int to = (i + 1) % n;
+    const sim::BytesPerSec cap = std::min(b.protocol_cap(), b.p2p_cap(i, to, 1.0));
+    for (int c = 0; c < channels; ++c) {
+      sim::NodeId prev = b.launch();
+      std::vector<sim::NodeId> arrived(slots, kNoNode);
+      for (int k = 0; k < loops; ++k) {
+        const sim::NodeId slot = k >= slots ? arrived[k % slots] : kNoNode;
+        const auto sent = b.send(i, to, chunk_size(part, chunk, k), {prev, slot},
+                                 static_cast<std::uint32_t>(i * 64 + c), label, cap);
+        prev = sent.transfer;
+        arrived[k % slots] = sent.arrival;
+      }
     }
   }
   plan.steps = 1;
   plan.loops = loops;
-  plan.shape = fmt::format("send/recv to the next rank, {} chunk{} of {}", loops, loops > 1 ? "s" : "",
-                           sim::format_size(chunk));
+  plan.shape = fmt::format("send/recv to the next rank over {} channel{}, {} chunk{} of {} each", channels,
+                           channels > 1 ? "s" : "", loops, loops > 1 ? "s" : "", sim::format_size(chunk));
 }
 
 }  // namespace wiresim::models

@@ -15,6 +15,7 @@ struct Edge {
   int from;
   int to;
   std::uint32_t flow;
+  sim::BytesPerSec cap = sim::BytesPerSec::unlimited();   // this edge's own payload cap
 };
 
 // Per-edge payload rate when all `edges` are active at once and share links equally, capped
@@ -31,7 +32,7 @@ std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& 
   std::vector<double> rates;
   for (std::size_t i = 0; i < routes.size(); ++i) {
     const auto& route = routes[i];
-    sim::BytesPerSec edge_cap = cap;
+    sim::BytesPerSec edge_cap = std::min(cap, edges[i].cap);
     if (m.staged(b.gpu(edges[i].from), b.gpu(edges[i].to))) edge_cap = std::min(edge_cap, m.arch().shm_bandwidth * payload);
     edge_cap = std::min(edge_cap, b.channel_cap(edges[i].from, edges[i].to));
     double wire = edge_cap.is_unlimited() ? INFINITY : edge_cap.count() / payload;
@@ -254,18 +255,17 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
     case Algorithm::direct:
     case Algorithm::pairwise: {
       if (problem.op == Collective::send_recv) {
-        // As expand_send_recv: P2P chunks of the slowest tier, back to back through the
-        // connection's buffer slots; each pays the send overhead.
+        // As expand_send_recv: P2P channels, each a chain of chunks back to back through its
+        // buffer slots; each chunk pays the send overhead.
+        const int channels = p2p_channels(machine, problem, size);
+        const sim::Bytes part = size / static_cast<double>(channels);
+        const sim::Bytes chunk = p2p_chunk(machine, problem, choice.protocol, size);
+        const int loops = chunk_count(part, chunk);
+        const int slots = std::max(2, b.protocol().slots);
         std::vector<Edge> edges;
-        TierClass worst = TierClass::nvlink;
-        for (int i = 0; i < n; ++i) {
-          edges.push_back({i, (i + 1) % n, static_cast<std::uint32_t>(i)});
-          worst = std::max(worst, machine.tier_class(machine.route(b.gpu(i), b.gpu((i + 1) % n))));
-        }
-        const sim::Bytes chunk = machine.params().p2p_chunk[static_cast<int>(worst)];
-        const int loops = chunk_count(size, chunk);
-        const sim::Bytes buffer = b.protocol().step * static_cast<double>(b.protocol().slots);
-        const int slots = std::max(2, static_cast<int>(buffer / chunk));
+        for (int i = 0; i < n; ++i)
+          for (int c = 0; c < channels; ++c)
+            edges.push_back({i, (i + 1) % n, static_cast<std::uint32_t>(i * 64 + c), b.p2p_cap(i, (i + 1) % n, 1.0)});
         const auto rates = shared_rates(b, edges, b.protocol_cap());
         double last = 0.0;
         for (std::size_t e = 0; e < edges.size(); ++e) {
@@ -274,14 +274,14 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
           double sent = 0.0, arrival = 0.0;
           for (int k = 0; k < loops; ++k) {
             const double slot = k >= slots ? arrived[k % slots] : 0.0;
-            sent = std::max(sent, slot) + b.protocol().overhead.count() + chunk_size(size, chunk, k).count() / rates[e];
+            sent = std::max(sent, slot) + b.protocol().overhead.count() + chunk_size(part, chunk, k).count() / rates[e];
             arrival = sent + lat;
             arrived[k % slots] = arrival;
           }
           last = std::max(last, arrival);
         }
         t += last;
-        formula = fmt::format("base + {} chunks x (overhead + chunk / rate) + step", loops);
+        formula = fmt::format("base + {} channel(s) x {} chunks x (overhead + chunk / rate) + step", channels, loops);
         break;
       }
       const sim::Bytes uniform = size / static_cast<double>(n);
@@ -301,13 +301,21 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
       if (choice.algorithm == Algorithm::direct) {
         std::vector<Edge> edges;
         for (int i = 0; i < n; ++i)
-          for (int d = 1; d < n; ++d) edges.push_back({i, (i + d) % n, static_cast<std::uint32_t>(i * n + d)});
+          for (int d = 1; d < n; ++d) {
+            const int j = (i + d) % n;
+            edges.push_back({i, j, static_cast<std::uint32_t>(i * n + d),
+                             b.p2p_cap(i, j, p2p_channels(machine, problem, piece_of(i, j)))});
+          }
         t += phase(edges, b.protocol_cap() / static_cast<double>(n - 1));
         formula = "base + (n-1) S/n / rate + step";
       } else {
         for (int s = 1; s < n; ++s) {
           std::vector<Edge> edges;
-          for (int i = 0; i < n; ++i) edges.push_back({i, (i + s) % n, static_cast<std::uint32_t>(i * n + s)});
+          for (int i = 0; i < n; ++i) {
+            const int j = (i + s) % n;
+            edges.push_back({i, j, static_cast<std::uint32_t>(i * n + s),
+                             b.p2p_cap(i, j, p2p_channels(machine, problem, piece_of(i, j)))});
+          }
           t += phase(edges, b.protocol_cap());
         }
         formula = "base + sum over n-1 steps of (S/n / rate + step)";

@@ -87,12 +87,10 @@ PlanEstimate estimate_plan(const Machine& machine, const Problem& problem, const
     case Algorithm::pairwise:
     case Algorithm::direct:
       if (problem.op == Collective::send_recv) {
-        // Chunks of the slowest tier between ring neighbours (expand_send_recv).
-        TierClass worst = TierClass::nvlink;
-        for (std::size_t i = 0; i < problem.ranks.size(); ++i)
-          worst = std::max(worst, machine.tier_class(machine.route(
-                                      problem.ranks[i], problem.ranks[(i + 1) % problem.ranks.size()])));
-        sends = n * units(problem.size, machine.params().p2p_chunk[static_cast<int>(worst)]);
+        // P2P chunks over the operation's channels (expand_send_recv).
+        const double channels = p2p_channels(machine, problem, problem.size);
+        sends = n * channels *
+                chunk_count(problem.size / channels, p2p_chunk(machine, problem, choice.protocol, problem.size));
       } else {
         sends = n * (n - 1);
       }

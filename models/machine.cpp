@@ -38,7 +38,9 @@ bool Machine::staged(topo::DeviceId a, topo::DeviceId b) const {
   const std::uint64_t key = (static_cast<std::uint64_t>(a) << 32) | b;
   auto it = staged_pairs_.find(key);
   if (it == staged_pairs_.end()) {
-    const bool staged = (!p2p_ || router_.transport(a, b) == topo::Transport::shm) && cpu_of(a).has_value();
+    const bool no_peer_access = !graph_.device(a).peer_to_peer || !graph_.device(b).peer_to_peer;
+    const bool staged =
+        (!p2p_ || no_peer_access || router_.transport(a, b) == topo::Transport::shm) && cpu_of(a).has_value();
     it = staged_pairs_.emplace(key, staged).first;
   }
   return it->second;

@@ -2,8 +2,9 @@
 // capacities after the architecture's link efficiency (the payload rate a copy achieves),
 // step latencies by tier class, and NVSwitch multicast where the hardware has it.
 //
-// With P2P off (NCCL_P2P_DISABLE=1) GPUs of one node do not reach each other directly: NCCL's
-// SHM transport stages every transfer through host memory. With P2P on, so does every pair
+// With P2P off (NCCL_P2P_DISABLE=1), or between GPUs the driver gives no peer access (GeForce
+// cards, `peer_to_peer: false` in the topology), GPUs of one node do not reach each other
+// directly: NCCL's SHM transport stages every transfer through host memory. With P2P on, so does every pair
 // whose PCIe path crosses a host bridge or the inter-socket link (PHB, NODE, SYS): NCCL's
 // default P2P level is PXB (ncclTopoCheckP2p in NVIDIA/nccl src/graph/paths.cc; NCCL_P2P_LEVEL
 // raises it; AMD hosts with at most 2 GPUs allow SYS, which this model does not know). A staged

@@ -81,7 +81,8 @@ sim::Bytes size_of(const std::string& s) { return sim::parse_size(s); }
 
 ArchParams read_arch(const Reader& r, const YAML::Node& n, const std::string& where) {
   r.only_keys(n, {"channels", "nvls_channels", "nvls_efficiency", "ll_max", "ll128_per_channel",
-                  "link_efficiency", "shm_bandwidth", "launch_overhead", "nvls_step_overhead", "channel_bw"},
+                  "link_efficiency", "shm_bandwidth", "launch_overhead", "nvls_step_overhead", "channel_bw",
+                  "p2p_channel_bw", "nvlink_step_extra"},
               where);
   ArchParams a;
   a.channels = r.count(r.need(n, "channels", where), where + ".channels", 1, 64);
@@ -94,6 +95,13 @@ ArchParams read_arch(const Reader& r, const YAML::Node& n, const std::string& wh
     a.shm_bandwidth = r.scalar<sim::BytesPerSec>(n["shm_bandwidth"], rate_of, where + ".shm_bandwidth");
   if (n["channel_bw"])
     a.channel_bw = r.scalar<sim::BytesPerSec>(n["channel_bw"], rate_of, where + ".channel_bw");
+  if (n["p2p_channel_bw"])
+    a.p2p_channel_bw = r.scalar<sim::BytesPerSec>(n["p2p_channel_bw"], rate_of, where + ".p2p_channel_bw");
+  if (n["nvlink_step_extra"]) {
+    a.nvlink_step_extra = r.scalar<sim::Seconds>(n["nvlink_step_extra"], time_of, where + ".nvlink_step_extra");
+    if (a.nvlink_step_extra.count() < 0.0 || a.nvlink_step_extra.count() > 1e-3)
+      r.fail(n["nvlink_step_extra"], where + ".nvlink_step_extra: expected 0 to 1ms");
+  }
   if (n["nvls_step_overhead"]) {
     a.nvls_step_overhead = r.scalar<sim::Seconds>(n["nvls_step_overhead"], time_of, where + ".nvls_step_overhead");
     if (a.nvls_step_overhead.count() < 0.0 || a.nvls_step_overhead.count() > 1e-3)

@@ -58,6 +58,12 @@ struct ArchParams {
   // What one ring/tree channel (one thread block) moves over NVLink-class links, wire bytes
   // per second: NCCL's per-channel graph bandwidth. Unlimited where not given.
   sim::BytesPerSec channel_bw = sim::BytesPerSec::unlimited();
+  // The same for a point-to-point channel (send/recv, all_to_all), one direction: the
+  // threads of a P2P channel are split between its sends and its receives.
+  sim::BytesPerSec p2p_channel_bw = sim::BytesPerSec::unlimited();
+  // Added to every step over NVLink-class links: what this architecture's hop costs beyond
+  // NCCL's latency table (flag and data visibility through the switch).
+  sim::Seconds nvlink_step_extra{0.0};
   double efficiency(topo::Tier tier) const;   // 1.0 where not given
 };
 

@@ -194,7 +194,8 @@ sim::Seconds PlanBuilder::step_latency(int from, int to) const {
   // NVLS's NVLink step is charged once at launch; nvls_tree's tree hops pay the NET step.
   if ((choice_.algorithm == Algorithm::nvls || choice_.algorithm == Algorithm::nvls_tree) && tier == TierClass::nvlink)
     return wire;
-  const sim::Seconds step = machine_.params().step_latency(choice_.algorithm, choice_.protocol, tier);
+  sim::Seconds step = machine_.params().step_latency(choice_.algorithm, choice_.protocol, tier);
+  if (tier == TierClass::nvlink) step += machine_.arch().nvlink_step_extra;
   return std::max(step, wire);
 }
 
@@ -219,6 +220,14 @@ sim::BytesPerSec PlanBuilder::channel_cap(int from, int to) const {
   if (nvlink_channels_ <= 0.0 || bw.is_unlimited()) return sim::BytesPerSec::unlimited();
   if (machine_.tier_class(machine_.route(gpu(from), gpu(to))) != TierClass::nvlink) return sim::BytesPerSec::unlimited();
   return bw * (nvlink_channels_ * protocol().payload);
+}
+
+sim::BytesPerSec PlanBuilder::p2p_cap(int from, int to, double channels) const {
+  const sim::BytesPerSec bw = machine_.arch().p2p_channel_bw;
+  if (bw.is_unlimited() || machine_.staged(gpu(from), gpu(to)) ||
+      machine_.tier_class(machine_.route(gpu(from), gpu(to))) != TierClass::nvlink)
+    return sim::BytesPerSec::unlimited();
+  return bw * (channels * protocol().payload);
 }
 
 void PlanBuilder::depend(sim::NodeId before, sim::NodeId after) {

@@ -77,6 +77,14 @@ int chunk_count(sim::Bytes total, sim::Bytes chunk);
 sim::Bytes nvls_chunk(const Machine& machine, Algorithm algorithm, sim::Bytes size, int nodes, int heads);
 sim::Bytes chunk_size(sim::Bytes total, sim::Bytes chunk, int k);
 
+// Point-to-point operations (models/p2p.cpp, as NCCL's addP2pToPlan): the tier their P2P
+// chunk follows (net across nodes, nvlink when every pair is on NVLink, else pcie); the
+// channels one operation of `bytes` runs on; its chunk (Simple: the P2P chunk, a quarter or
+// half of it for operations under one or eight chunks; LL/LL128: one protocol step of payload).
+TierClass p2p_tier(const Machine& machine, const Problem& problem);
+int p2p_channels(const Machine& machine, const Problem& problem, sim::Bytes bytes);
+sim::Bytes p2p_chunk(const Machine& machine, const Problem& problem, Protocol protocol, sim::Bytes bytes);
+
 // Ranks grouped by node, in rank order: groups[k] holds indices into problem.ranks.
 std::vector<std::vector<int>> ranks_by_node(const Machine& machine, const Problem& problem);
 
@@ -135,6 +143,9 @@ class PlanBuilder {
   void cap_nvlink_channels(double channels) { nvlink_channels_ = channels; }
   // The payload rate cap that cap_nvlink_channels puts on a send between these ranks.
   sim::BytesPerSec channel_cap(int from, int to) const;
+  // The payload rate cap of `channels` point-to-point channels between these ranks over
+  // NVLink-class links (p2p_channel_bw each); unlimited over other links.
+  sim::BytesPerSec p2p_cap(int from, int to, double channels) const;
   sim::TransferDag& dag() { return plan_.dag; }
 
  private:

@@ -41,6 +41,7 @@ struct ValidateOptions {
   std::string role = "default";
   bool fit = false;
   bool cv = false;
+  bool constants = false;
   std::string write;
 };
 
@@ -322,6 +323,20 @@ int print_cv(const std::vector<accuracy::Prepared>& sets, const models::Params& 
   return 0;
 }
 
+// The fitted constants as the parameters hold them, with what each is fitted on.
+int print_constants(const models::Params& params, const ValidateOptions& o) {
+  const bool md = o.format == "markdown";
+  if (md) fmt::print("| constant | value | fitted on (region) | what it stands for |\n|---|---|---|---|\n");
+  for (const auto& c : accuracy::fitted_constants()) {
+    std::vector<std::string> sets;
+    for (const auto& d : c.datasets) sets.push_back(fs::path(d).stem().string());
+    const std::string on = fmt::format("{} ({})", fmt::join(sets, ", "), accuracy::to_string(c.region));
+    if (md) fmt::print("| `{}` | {} | {} | {} |\n", c.name, accuracy::format_value(c, c.get(params)), on, c.why);
+    else fmt::print("{:<42} {:>10}  {}  {}\n", c.name, accuracy::format_value(c, c.get(params)), on, c.why);
+  }
+  return 0;
+}
+
 int run_validate(ValidateOptions o) {
   if (o.format != "table" && o.format != "csv" && o.format != "json" && o.format != "markdown")
     throw InputError(fmt::format("--format: expected table, csv, json or markdown, got '{}'", o.format));
@@ -331,8 +346,9 @@ int run_validate(ValidateOptions o) {
     throw InputError(fmt::format("--role: expected all, fit, checked or holdout, got '{}'", o.role));
   if (!o.write.empty() && !o.fit) throw InputError("--write: only with --fit");
   if (o.paths.empty()) o.paths.push_back((fs::path(o.map).parent_path() / "data").string());
-  const auto map = accuracy::read_map(o.map);
   const models::Params params = o.params.empty() ? models::default_params() : models::load_params(o.params);
+  if (o.constants) return print_constants(params, o);
+  const auto map = accuracy::read_map(o.map);
   const auto method = o.model == "analytic" ? models::Method::analytic : models::Method::simulate;
   // Files named one by one run whatever their role; a folder runs the roles --role asks for
   // (by default every one but the holdouts).
@@ -381,6 +397,7 @@ void add_validate_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--fit", o->fit, "refit the [F] constants of the parameters on the fit data sets and print them");
   cmd->add_option("--write", o->write, "with --fit: rewrite the fitted values in this params.yaml");
   cmd->add_flag("--cv", o->cv, "leave-one-hardware-class-out cross-validation of the fitted constants");
+  cmd->add_flag("--constants", o->constants, "list the fitted constants, their values and what each is fitted on");
   cmd->callback([o, exit_code] { *exit_code = run_validate(*o); });
 }
 

@@ -21,8 +21,8 @@ namespace {
 constexpr std::array<std::string_view, 6> kTopKeys = {"name",  "description", "parameters",
                                                       "node",  "nodes",       "fabric"};
 constexpr std::array<std::string_view, 2> kNodeKeys = {"devices", "links"};
-constexpr std::array<std::string_view, 7> kDeviceKeys = {
-    "kind", "count", "model", "arch", "memory_bandwidth", "multicast", "host_bridge"};
+constexpr std::array<std::string_view, 8> kDeviceKeys = {
+    "kind", "count", "model", "arch", "memory_bandwidth", "multicast", "host_bridge", "peer_to_peer"};
 constexpr std::array<std::string_view, 8> kLinkKeys = {
     "from", "to", "tier", "count", "bandwidth", "link_bandwidth", "latency", "pattern"};
 constexpr std::array<std::string_view, 10> kArchs = {
@@ -101,6 +101,8 @@ Group parse_group(const Value::Entry& e, const std::string& path) {
     only_for("model", gpu, "gpu devices");
     only_for("arch", gpu, "gpu devices");
     only_for("memory_bandwidth", gpu, "gpu devices");
+    if (const Value* p = only_for("peer_to_peer", gpu, "gpu devices"))
+      g.proto.peer_to_peer = as_bool(*p, join_path(path, "peer_to_peer"));
     if (gpu) {
       g.proto.model = as_string(require(v, "model", path), join_path(path, "model"));
       const Value& arch = require(v, "arch", path);

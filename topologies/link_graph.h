@@ -53,6 +53,10 @@ struct Device {
   std::string model;         // "H100", "B200", "MI300X"
   std::string arch;          // "volta", "ampere", "hopper", "blackwell", "ada", "cdna3"
   sim::BytesPerSec memory_bandwidth;  // HBM; reductions run at this speed
+  // Whether the driver lets other GPUs read and write this one over PCIe (CUDA peer access).
+  // GeForce cards from the RTX 4090 on report no peer access: NCCL stages every transfer
+  // between them through host memory (SHM).
+  bool peer_to_peer = true;
   // Switches: in-switch reduction and multicast (NVLink SHARP, used by NCCL's NVLS).
   bool multicast = false;
   // PCIe switches: this one is a host bridge (root complex port) rather than a discrete

@@ -91,3 +91,27 @@ TEST_CASE("a thread that launches for 8 GPUs floors back-to-back collectives at 
   p.size = sim::Bytes{1e9};
   CHECK(run_collective(m, p, c, Method::simulate).time.count() > 1e-3);
 }
+
+TEST_CASE("NCCL's P2P channels for one send on HGX H100: 4 up to 64 MiB, doubling per 16 MiB part beyond") {
+  // 24 ring channels -> 32 P2P channels; a peer over NV18 may use 2 x 18 -> 32; 8 ranks start
+  // on 32 / 8 = 4; one node: parts from 64 KiB (512 KiB / 8) to 16 MiB (512 KiB x 32).
+  const topo::LinkGraph g = topo::load_topology(testing::shipped("hgx-h100.yaml"));
+  const Machine m(g, default_params());
+  Problem p{Collective::send_recv, sim::Bytes{1}, g.gpus(), 0};
+  const auto channels = [&](double mib) { return p2p_channels(m, p, sim::Bytes{mib * (1 << 20)}); };
+  CHECK(p2p_channels(m, p, sim::Bytes{8}) == 1);
+  CHECK(p2p_channels(m, p, sim::Bytes{128 * 1024}) == 2);
+  CHECK(channels(1) == 4);
+  CHECK(channels(64) == 4);
+  CHECK(channels(128) == 8);
+  CHECK(channels(256) == 16);
+  CHECK(channels(512) == 32);
+  CHECK(channels(4096) == 32);
+  // The measured step (xxrjun sendrecv, 8 H100s: ~80 GB/s to 64 MiB, 299 at 256 MiB) follows.
+  TunerOptions o;
+  p.size = sim::Bytes{64.0 * (1 << 20)};
+  const double at64 = run_collective(m, p, tune(m, p, o).best, Method::simulate).busbw_GBps;
+  p.size = sim::Bytes{256.0 * (1 << 20)};
+  const double at256 = run_collective(m, p, tune(m, p, o).best, Method::simulate).busbw_GBps;
+  CHECK(at256 > 3.0 * at64);
+}

@@ -46,7 +46,11 @@ inline models::Params plain_params(bool zero_latency) {
   for (auto& [name, arch] : p.architectures) {
     arch.link_efficiency.clear();
     arch.channel_bw = sim::BytesPerSec::unlimited();
-    if (zero_latency) arch.launch_overhead = sim::Seconds{0.0};
+    arch.p2p_channel_bw = sim::BytesPerSec::unlimited();
+    if (zero_latency) {
+      arch.launch_overhead = sim::Seconds{0.0};
+      arch.nvlink_step_extra = sim::Seconds{0.0};
+    }
   }
   if (zero_latency) {
     for (auto& [algo, row] : p.latency) row = models::LatencyRow{};

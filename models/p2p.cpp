@@ -1,0 +1,90 @@
+// Point-to-point channels, as NCCL splits a send (src/enqueue.cc addP2pToPlan,
+// src/graph/paths.cc ncclTopoComputeP2pChannels, src/init.cc p2pChunkSize):
+//   - the communicator has p2pnChannels = pow2Up(min(channels, 32)) P2P channels; a peer may
+//     use up to pow2Up(the fewest channels any peer gets: 2 per NVLink for NVLink peers, else
+//     2), at most p2pnChannels;
+//   - an operation starts on nChannelsMin of them (halved while nChannelsMin x ranks exceeds
+//     p2pnChannels), fewer if its bytes are under one minimum part each, and doubles while
+//     its parts exceed the maximum part (up to the per-peer limit);
+//   - parts: one node: step / 8 to step x 32; several nodes: step / 2 to step, where the step
+//     is the P2P chunk (512 KiB over NVLink in one node, 128 KiB over PCIe or the network).
+// A P2P channel moves at most the architecture's p2p_channel_bw each way.
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "models/plan.h"
+
+namespace wiresim::models {
+namespace {
+
+int pow2_up(int v) {
+  int p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+// NVLinks on the path from a to b: the link count of the GPU's first hop (NV18 to the
+// switch, NV2 on a bonded mesh pair).
+int nvlinks_between(const Machine& m, topo::DeviceId a, topo::DeviceId b) {
+  const auto route = m.route(a, b);
+  if (route.empty()) return 1;
+  return std::max(1, m.graph().link(route.front()).count);
+}
+
+}  // namespace
+
+TierClass p2p_tier(const Machine& machine, const Problem& problem) {
+  std::set<int> nodes;
+  for (auto g : problem.ranks) nodes.insert(machine.node_of(g));
+  if (nodes.size() > 1) return TierClass::net;
+  for (std::size_t i = 0; i < problem.ranks.size(); ++i)
+    for (std::size_t j = 0; j < problem.ranks.size(); ++j)
+      if (i != j && (machine.staged(problem.ranks[i], problem.ranks[j]) ||
+                     machine.tier_class(machine.route(problem.ranks[i], problem.ranks[j])) != TierClass::nvlink))
+        return TierClass::pcie;
+  return TierClass::nvlink;
+}
+
+int p2p_channels(const Machine& machine, const Problem& problem, sim::Bytes bytes) {
+  const int ranks = static_cast<int>(problem.ranks.size());
+  const int channels = pow2_up(std::min(machine.arch().channels, 32));
+  // The fewest channels any peer of the first rank gets (NCCL takes the minimum over pairs;
+  // the ranks of a collective are alike).
+  int per_peer = channels;
+  const auto first = problem.ranks.front();
+  for (int r = 1; r < ranks; ++r) {
+    const auto peer = problem.ranks[r];
+    int n = 2;
+    if (machine.node_of(peer) == machine.node_of(first) && !machine.staged(first, peer) &&
+        machine.tier_class(machine.route(first, peer)) == TierClass::nvlink)
+      n = 2 * nvlinks_between(machine, first, peer);
+    per_peer = std::min(per_peer, n);
+  }
+  const int max_channels = std::min(pow2_up(per_peer), channels);
+  int min_channels = max_channels;
+  while (min_channels * ranks > channels && min_channels > 1) min_channels /= 2;
+  const TierClass tier = p2p_tier(machine, problem);
+  const double step = machine.params().p2p_chunk[static_cast<int>(tier)].count();
+  const bool multi_node = tier == TierClass::net;
+  const double min_part = multi_node ? step / 2 : step / 8;
+  const double max_part = multi_node ? step : step * 32;
+  int n = std::min(min_channels, std::max(1, static_cast<int>(std::ceil(bytes.count() / min_part))));
+  double part = std::max(min_part, std::ceil(bytes.count() / n));
+  while (part > max_part && n <= max_channels / 2) {
+    n *= 2;
+    part = std::ceil(bytes.count() / n);
+  }
+  return n;
+}
+
+sim::Bytes p2p_chunk(const Machine& machine, const Problem& problem, Protocol protocol, sim::Bytes bytes) {
+  const ProtocolParams& proto = machine.params().protocol(protocol);
+  if (protocol != Protocol::simple) return proto.step * proto.payload;
+  const sim::Bytes step = machine.params().p2p_chunk[static_cast<int>(p2p_tier(machine, problem))];
+  if (bytes < step) return step / 4.0;
+  if (bytes < step * 8.0) return step / 2.0;
+  return step;
+}
+
+}  // namespace wiresim::models
