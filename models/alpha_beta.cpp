@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "sim/input_error.h"
+#include "sim/maxmin.h"
 
 namespace wiresim::models {
 namespace {
@@ -18,27 +19,32 @@ struct Edge {
   sim::BytesPerSec cap = sim::BytesPerSec::unlimited();   // this edge's own payload cap
 };
 
-// Per-edge payload rate when all `edges` are active at once and share links equally, capped
-// per edge by `cap` (payload bytes/s).
+// Per-edge payload rate when all `edges` are active at once: the max-min fair share of the
+// links (as the simulation's network gives it), each edge capped by `cap`, its own cap and,
+// where staged through host memory, the SHM rate.
 std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap) {
   const Machine& m = b.machine();
-  std::unordered_map<sim::LinkId, int> load;
-  std::vector<std::span<const sim::LinkId>> routes;
-  for (const auto& e : edges) {
-    routes.push_back(m.route(b.gpu(e.from), b.gpu(e.to), e.flow));
-    for (auto l : routes.back()) ++load[l];
-  }
   const double payload = b.protocol().payload;
-  std::vector<double> rates;
-  for (std::size_t i = 0; i < routes.size(); ++i) {
-    const auto& route = routes[i];
-    sim::BytesPerSec edge_cap = std::min(cap, edges[i].cap);
-    if (m.staged(b.gpu(edges[i].from), b.gpu(edges[i].to))) edge_cap = std::min(edge_cap, m.arch().shm_bandwidth * payload);
-    edge_cap = std::min(edge_cap, b.channel_cap(edges[i].from, edges[i].to));
-    double wire = edge_cap.is_unlimited() ? INFINITY : edge_cap.count() / payload;
-    for (auto l : route) wire = std::min(wire, m.links()[l].capacity.count() / load[l]);
-    rates.push_back(wire * payload);
+  std::vector<std::uint32_t> offsets{0}, route_links;
+  std::vector<double> caps;
+  std::unordered_map<sim::LinkId, std::uint32_t> local;   // network link -> problem link
+  std::vector<double> capacity;
+  for (const auto& e : edges) {
+    for (auto l : m.route(b.gpu(e.from), b.gpu(e.to), e.flow)) {
+      const auto [it, added] = local.emplace(l, static_cast<std::uint32_t>(capacity.size()));
+      if (added) capacity.push_back(m.links()[l].capacity.count());
+      route_links.push_back(it->second);
+    }
+    offsets.push_back(static_cast<std::uint32_t>(route_links.size()));
+    sim::BytesPerSec edge_cap = std::min(cap, e.cap);
+    if (m.staged(b.gpu(e.from), b.gpu(e.to))) edge_cap = std::min(edge_cap, m.arch().shm_bandwidth * payload);
+    edge_cap = std::min(edge_cap, b.channel_cap(e.from, e.to));
+    caps.push_back(edge_cap.is_unlimited() ? INFINITY : edge_cap.count() / payload);
   }
+  std::vector<double> rates(edges.size());
+  sim::MaxMinSolver solver;
+  solver.solve(sim::MaxMinProblem{capacity, offsets, route_links, caps}, rates);
+  for (auto& r : rates) r *= payload;
   return rates;
 }
 
@@ -323,7 +329,9 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
       break;
     }
     case Algorithm::tree: {
-      const int trees = by_node.size() > 1 ? 2 : 1;
+      // Same trees as tree.cpp: a pair per rail, chains inside nodes, NCCL's double binary tree.
+      const auto instances = tree_chains(by_node, choice.channels);
+      const int trees = by_node.size() > 1 ? 2 * static_cast<int>(instances.size()) : 1;
       const int per_tree = std::max(1, choice.channels / trees);
       b.cap_nvlink_channels(per_tree);
       const sim::Bytes chunk = b.protocol().step * (b.protocol().payload * per_tree);
@@ -332,25 +340,16 @@ Estimate estimate(const Machine& machine, const Problem& problem, const Choice& 
       std::vector<Edge> edges;
       int depth = 0;
       double step = 0.0;
-      for (int which = 0; which < trees; ++which) {
-        // Same shape as tree.cpp: chains inside nodes, a binary tree of node heads.
-        const int nodes = static_cast<int>(by_node.size());
-        std::vector<int> heads(nodes), parent(n, -1);
-        int chain_len = 0;
-        for (int q = 0; q < nodes; ++q) {
-          std::vector<int> chain = by_node[which == 0 ? q : nodes - 1 - q];
-          if (which == 1) std::reverse(chain.begin(), chain.end());
-          heads[q] = chain.front();
-          chain_len = std::max(chain_len, static_cast<int>(chain.size()) - 1);
-          for (std::size_t i = 1; i < chain.size(); ++i) parent[chain[i]] = chain[i - 1];
-        }
-        for (int q = 1; q < nodes; ++q) parent[heads[q]] = heads[(q - 1) / 2];
-        depth = std::max(depth, chain_len + static_cast<int>(std::floor(std::log2(std::max(1, nodes)))));
-        for (int r = 0; r < n; ++r)
+      for (int tree = 0; tree < trees; ++tree) {
+        const TreeShape shape = build_tree(instances[tree / 2], tree % 2, n);
+        const auto& parent = shape.parent;
+        for (int r = 0; r < n; ++r) {
+          depth = std::max(depth, shape.depth[r]);
           if (parent[r] >= 0) {
-            edges.push_back({r, parent[r], static_cast<std::uint32_t>(which * n + r)});
-            edges.push_back({parent[r], r, static_cast<std::uint32_t>(which * n + n + r)});
+            edges.push_back({r, parent[r], static_cast<std::uint32_t>(tree * 2 * n + r)});
+            edges.push_back({parent[r], r, static_cast<std::uint32_t>(tree * 2 * n + n + r)});
           }
+        }
         // Step latencies along the slowest leaf-to-root path (NVLink hops inside nodes,
         // network hops between them), not depth x the slowest hop.
         for (int r = 0; r < n; ++r) {

@@ -67,9 +67,11 @@ PlanEstimate estimate_plan(const Machine& machine, const Problem& problem, const
       break;
     }
     case Algorithm::tree: {
-      // Two trees across nodes (one inside a node), each rank sending up then down per chunk.
-      const double trees = 2;
-      const sim::Bytes chunk = proto.step * (proto.payload * std::max(1, choice.channels / 2));
+      // A pair of trees per rail across nodes (one tree inside a node), each rank sending up
+      // then down per chunk.
+      const auto by_node = ranks_by_node(machine, problem);
+      const double trees = by_node.size() > 1 ? 2.0 * tree_chains(by_node, choice.channels).size() : 1.0;
+      const sim::Bytes chunk = proto.step * (proto.payload * std::max(1.0, choice.channels / trees));
       sends = trees * 2 * n * units(problem.size / trees, chunk);
       break;
     }

@@ -178,9 +178,10 @@ struct RingPass {
 };
 std::vector<sim::NodeId> build_ring_pass(PlanBuilder& b, const RingPass& pass, int* loops);
 
-// NCCL's tree: inside each node a chain of by_node[k], between nodes a binary tree of the
-// chains' heads; which = 1 is the double binary tree's second tree (nodes reversed, chains
-// reversed). Indices are rank indices; `ranks` is the number of ranks.
+// NCCL's tree: inside each node the chain by_node[k] (head first), between nodes NCCL's
+// double binary tree of the chains' heads over the node positions (which = 0: the in-order
+// binary tree of ncclGetBtree; 1: its mirror, or its shift for an odd count). Indices are rank
+// indices; `ranks` is the number of ranks.
 struct TreeShape {
   std::vector<int> parent;                  // by rank index; -1 at the root (and outside)
   std::vector<std::vector<int>> children;
@@ -188,6 +189,10 @@ struct TreeShape {
   int root = 0;
 };
 TreeShape build_tree(const std::vector<std::vector<int>>& by_node, int which, int ranks);
+// The chains of the tree pairs NCCL runs for `channels` channels: one pair per rail (up to
+// channels / 2, and no more than the smallest node's GPUs), rail r's chain in every node
+// starting at the node's GPU r (the GPU of NIC r).
+std::vector<std::vector<std::vector<int>>> tree_chains(const std::vector<std::vector<int>>& by_node, int channels);
 
 // Algorithm expansions (one per file).
 void expand_ring(PlanBuilder& b, Plan& plan);

@@ -1,8 +1,12 @@
-// Tree all_reduce, as NCCL builds it: inside each node a chain of its GPUs; between nodes a
-// binary tree of the nodes' head GPUs. With more than one node there are two trees (NCCL's
-// double binary tree: the second over the nodes in reverse order, headed by the other end
-// of each node's chain), each carrying half the data, so every node sends and receives on
-// both. Each chunk is reduced up to the root and broadcast back down; chunks pipeline.
+// Tree all_reduce, as NCCL builds it (src/graph/trees.cc, connect.cc): inside each node a
+// chain of its GPUs; between nodes NCCL's double binary tree of the chains' heads — the first
+// tree an in-order binary tree over the node positions (ncclGetBtree: the root has one child,
+// odd positions are leaves), the second its mirror (an even number of nodes) or its shift by
+// one (odd), so that a node interior in one tree is a leaf in the other. Each tree carries half
+// of the data. NCCL runs one such pair per channel, each channel's chain headed by the GPU of
+// its NIC; wiresim runs one pair per rail (up to channels / 2), the chain of rail r starting at
+// each node's GPU r, so every NIC carries one pair. Each chunk is reduced up to the root and
+// broadcast back down; chunks pipeline.
 // Buffer slots are not modelled for trees: the chunk pipeline is bounded by program order.
 #include <algorithm>
 #include <cmath>
@@ -12,6 +16,30 @@
 #include "models/plan.h"
 
 namespace wiresim::models {
+namespace {
+
+// NCCL's ncclGetBtree: the parent of `rank` among `n` (-1 at the root).
+int btree_parent(int n, int rank) {
+  if (rank == 0) return -1;
+  int bit = 1;
+  while (bit < n && !(bit & rank)) bit <<= 1;
+  int up = (rank ^ bit) | (bit << 1);
+  if (up >= n) up = rank ^ bit;
+  return up;
+}
+
+// The second tree of ncclGetDtree: the mirror of the first (n even) or its shift by one (n odd).
+int dtree_parent(int n, int which, int rank) {
+  if (which == 0) return btree_parent(n, rank);
+  if (n % 2 == 1) {
+    const int u = btree_parent(n, (rank - 1 + n) % n);
+    return u < 0 ? -1 : (u + 1) % n;
+  }
+  const int u = btree_parent(n, n - 1 - rank);
+  return u < 0 ? -1 : n - 1 - u;
+}
+
+}  // namespace
 
 TreeShape build_tree(const std::vector<std::vector<int>>& by_node, int which, int ranks) {
   TreeShape t;
@@ -19,16 +47,13 @@ TreeShape build_tree(const std::vector<std::vector<int>>& by_node, int which, in
   t.children.assign(ranks, {});
   t.depth.assign(ranks, 0);
   const int nodes = static_cast<int>(by_node.size());
-  std::vector<int> heads(nodes);
-  for (int q = 0; q < nodes; ++q) {
-    const int k = which == 0 ? q : nodes - 1 - q;   // q: position in the binary tree
-    std::vector<int> chain = by_node[k];
-    if (which == 1) std::reverse(chain.begin(), chain.end());
-    heads[q] = chain.front();
+  for (const auto& chain : by_node)
     for (std::size_t i = 1; i < chain.size(); ++i) t.parent[chain[i]] = chain[i - 1];
+  for (int q = 0; q < nodes; ++q) {
+    const int up = dtree_parent(nodes, which, q);
+    if (up < 0) t.root = by_node[q].front();
+    else t.parent[by_node[q].front()] = by_node[up].front();
   }
-  for (int q = 1; q < nodes; ++q) t.parent[heads[q]] = heads[(q - 1) / 2];
-  t.root = heads[0];
   for (int r = 0; r < ranks; ++r)
     if (t.parent[r] >= 0) t.children[t.parent[r]].push_back(r);
   // Depth by walking up (trees here are shallow: chain length + log2(nodes)).
@@ -37,11 +62,31 @@ TreeShape build_tree(const std::vector<std::vector<int>>& by_node, int which, in
   return t;
 }
 
+std::vector<std::vector<std::vector<int>>> tree_chains(const std::vector<std::vector<int>>& by_node, int channels) {
+  int smallest = static_cast<int>(by_node.front().size());
+  for (const auto& g : by_node) smallest = std::min(smallest, static_cast<int>(g.size()));
+  // One node has no NICs to spread over: NCCL's single-node trees are one chain for every
+  // channel (rank order, rank 0 the root).
+  const int rails = by_node.size() == 1 ? 1 : std::max(1, std::min(smallest, channels / 2));
+  std::vector<std::vector<std::vector<int>>> out;
+  for (int r = 0; r < rails; ++r) {
+    std::vector<std::vector<int>> chains;
+    for (const auto& local : by_node) {
+      std::vector<int> chain(local.begin() + r, local.end());
+      chain.insert(chain.end(), local.begin(), local.begin() + r);
+      chains.push_back(std::move(chain));
+    }
+    out.push_back(std::move(chains));
+  }
+  return out;
+}
+
 void expand_tree(PlanBuilder& b, Plan& plan) {
   const Problem& problem = b.problem();
   const int n = static_cast<int>(problem.ranks.size());
   const auto by_node = ranks_by_node(b.machine(), problem);
-  const int trees = by_node.size() > 1 ? 2 : 1;
+  const auto instances = tree_chains(by_node, b.choice().channels);
+  const int trees = by_node.size() > 1 ? 2 * static_cast<int>(instances.size()) : 1;
   const int per_tree = std::max(1, b.choice().channels / trees);
   const sim::Bytes chunk = b.protocol().step * (b.protocol().payload * per_tree);
   const sim::Bytes share = problem.size / static_cast<double>(trees);
@@ -51,8 +96,8 @@ void expand_tree(PlanBuilder& b, Plan& plan) {
   const auto up_label = b.label("tree reduce (up)");
   const auto down_label = b.label("tree broadcast (down)");
   int max_depth = 0;
-  for (int which = 0; which < trees; ++which) {
-    const TreeShape t = build_tree(by_node, which, n);
+  for (int tree = 0; tree < trees; ++tree) {
+    const TreeShape t = build_tree(instances[tree / 2], tree % 2, n);
     // Ranks deepest first, so children's sends exist before their parent's.
     std::vector<int> by_depth(n);
     for (int r = 0; r < n; ++r) by_depth[r] = r;
@@ -62,7 +107,7 @@ void expand_tree(PlanBuilder& b, Plan& plan) {
     std::vector<std::vector<sim::NodeId>> prev_down(n);
     for (int r = 0; r < n; ++r) prev_down[r].assign(t.children[r].size(), b.launch());
     std::vector<sim::NodeId> down_arrival(n, kNoNode);
-    const std::uint32_t flow_base = static_cast<std::uint32_t>(which * n);
+    const std::uint32_t flow_base = static_cast<std::uint32_t>(tree * 2 * n);
     for (int k = 0; k < loops; ++k) {
       const sim::Bytes c = chunk_size(share, chunk, k);
       for (int r : by_depth) {
@@ -89,8 +134,8 @@ void expand_tree(PlanBuilder& b, Plan& plan) {
   }
   plan.steps = 2 * max_depth;
   plan.loops = loops;
-  plan.shape = fmt::format("{} tree{} of depth {}, {} chunk{} of {}", trees, trees > 1 ? "s" : "", max_depth,
-                           loops, loops > 1 ? "s" : "", sim::format_size(chunk));
+  plan.shape = fmt::format("{} tree{} ({} per rail) of depth {}, {} chunk{} of {}", trees, trees > 1 ? "s" : "",
+                           2, max_depth, loops, loops > 1 ? "s" : "", sim::format_size(chunk));
 }
 
 }  // namespace wiresim::models
