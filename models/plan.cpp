@@ -168,7 +168,8 @@ Plan expand(const Machine& machine, const Problem& problem, const Choice& choice
 }
 
 PlanBuilder::PlanBuilder(const Machine& machine, const Problem& problem, const Choice& choice, Plan& plan)
-    : machine_(machine), problem_(problem), choice_(choice), plan_(plan) {
+    : machine_(machine), problem_(problem), choice_(choice), plan_(plan),
+      protocol_(&machine.params().protocol(choice.protocol)) {
   std::set<int> nodes;
   for (auto gpu : problem.ranks) nodes.insert(machine.node_of(gpu));
   nodes_ = static_cast<int>(nodes.size());
@@ -211,22 +212,31 @@ void PlanBuilder::depend(sim::NodeId before, sim::NodeId after) {
   if (before != kNoNode) plan_.dag.add_dependency(before, after);
 }
 
+const PlanBuilder::Hop& PlanBuilder::hop(int from, int to, std::uint32_t flow) {
+  const HopKey key{from, to, flow};
+  if (const auto it = hops_.find(key); it != hops_.end()) return it->second;
+  Hop h;
+  h.route = plan_.dag.add_route(machine_.route(gpu(from), gpu(to), flow));
+  h.step_latency = step_latency(from, to);
+  h.staged = machine_.staged(gpu(from), gpu(to));
+  return hops_.emplace(key, h).first->second;
+}
+
 PlanBuilder::Sent PlanBuilder::send(int from, int to, sim::Bytes payload,
                                     std::initializer_list<sim::NodeId> deps, std::uint32_t flow,
                                     sim::LabelId label, sim::BytesPerSec cap, bool reduce,
                                     sim::Seconds extra_arrival) {
-  const auto route = machine_.route(gpu(from), gpu(to), flow);
+  const Hop& h = hop(from, to, flow);
   // Host memory moves wire bytes (LL's flags included): the SHM rate caps the wire.
-  if (machine_.staged(gpu(from), gpu(to)))
-    cap = std::min(cap, machine_.arch().shm_bandwidth * protocol().payload);
+  if (h.staged) cap = std::min(cap, machine_.arch().shm_bandwidth * protocol().payload);
   const sim::Bytes wire = payload / protocol().payload;
   // The cap bounds payload bytes per second; on the wire that is cap / payload efficiency.
   const sim::BytesPerSec wire_cap = cap.is_unlimited() ? cap : cap / protocol().payload;
-  const sim::NodeId t = plan_.dag.add_transfer(route, wire, sim::Seconds{0.0}, wire_cap, label,
-                                               static_cast<std::uint32_t>(from),
-                                               static_cast<std::uint32_t>(to));
+  const sim::NodeId t = plan_.dag.add_transfer_via(h.route, wire, sim::Seconds{0.0}, wire_cap, label,
+                                                   static_cast<std::uint32_t>(from),
+                                                   static_cast<std::uint32_t>(to));
   for (auto d : deps) depend(d, t);
-  sim::Seconds arrive = step_latency(from, to) + extra_arrival;
+  sim::Seconds arrive = h.step_latency + extra_arrival;
   if (reduce) arrive += reduction_time(payload);
   const sim::NodeId a = plan_.dag.add_delay(arrive, label, static_cast<std::uint32_t>(to));
   plan_.dag.add_dependency(t, a);

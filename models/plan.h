@@ -16,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "models/collective.h"
@@ -118,7 +119,7 @@ class PlanBuilder {
   const Machine& machine() const { return machine_; }
   const Problem& problem() const { return problem_; }
   const Choice& choice() const { return choice_; }
-  const ProtocolParams& protocol() const { return machine_.params().protocol(choice_.protocol); }
+  const ProtocolParams& protocol() const { return *protocol_; }
   int nodes() const { return nodes_; }
   topo::DeviceId gpu(int rank) const { return problem_.ranks[rank]; }
   // Total rate cap of one GPU's sends under this protocol (LL's ll_max, LL128's per-channel
@@ -127,13 +128,36 @@ class PlanBuilder {
   sim::TransferDag& dag() { return plan_.dag; }
 
  private:
+  // What every send from `from` to `to` on ECMP path `flow` shares, worked out on the first
+  // such send: its route, interned in the DAG, its step latency and whether it is staged.
+  struct Hop {
+    sim::RouteId route = 0;
+    sim::Seconds step_latency;
+    bool staged = false;
+  };
+  struct HopKey {
+    int from, to;
+    std::uint32_t flow;
+    bool operator==(const HopKey&) const = default;
+  };
+  struct HopHash {
+    std::size_t operator()(const HopKey& k) const {
+      const std::uint64_t a = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.from)) << 32) |
+                              static_cast<std::uint32_t>(k.to);
+      return static_cast<std::size_t>((a * 0x9E3779B97F4A7C15ull) ^ (k.flow * 0xC2B2AE3D27D4EB4Full));
+    }
+  };
+  const Hop& hop(int from, int to, std::uint32_t flow);
+
   const Machine& machine_;
   const Problem& problem_;
   const Choice& choice_;
   Plan& plan_;
+  const ProtocolParams* protocol_;
   int nodes_ = 1;
   sim::NodeId launch_ = kNoNode;
   sim::BytesPerSec memory_bandwidth_;
+  std::unordered_map<HopKey, Hop, HopHash> hops_;
 };
 
 // One ring pass (all_reduce, all_gather or reduce_scatter) over `order` (rank indices).

@@ -121,8 +121,7 @@ class Executor {
       return;
     }
     const double begin_ps = flow_start_ps(id, now);
-    const bool shares = node.bytes.count() > 0.0 &&
-                        (node.links_end > node.links_begin || !node.rate_cap.is_unlimited());
+    const bool shares = node.bytes.count() > 0.0 && (node.route != 0 || !node.rate_cap.is_unlimited());
     const SimTime at = ceil_ps(begin_ps);
     if (!shares) queue_.push(at, id, kEnd);
     else if (at == now) network_.add_flow(dag_.links(id), node.bytes.count(), node.rate_cap.count(), begin_ps, id, now);
@@ -131,11 +130,8 @@ class Executor {
 
   // Exact picoseconds at which a transfer's first byte leaves: its start plus its latency.
   double flow_start_ps(NodeId id, SimTime start) const {
-    double latency = dag_.node(id).latency.count();
-    if (!dag_.latency_is_explicit(id)) {
-      latency = 0.0;
-      for (const LinkId l : dag_.links(id)) latency += links_[l].latency.count();
-    }
+    const DagNode& node = dag_.node(id);
+    const double latency = node.explicit_latency ? node.latency.count() : route_latency_[node.route];
     return static_cast<double>(start) + latency * 1e12;
   }
 
@@ -188,7 +184,17 @@ class Executor {
     idle_with_work_.clear();
   }
 
-  void check_routes() const {
+  // Every route's links exist; each route's summed link latency, once (in link order, as a
+  // transfer's own sum would be).
+  void check_routes() {
+    route_latency_.assign(dag_.routes(), 0.0);
+    std::vector<std::uint8_t> bad(dag_.routes(), 0);
+    for (RouteId r = 0; r < dag_.routes(); ++r)
+      for (const LinkId l : dag_.route_links(r)) {
+        if (l >= links_.size()) bad[r] = 1;
+        else route_latency_[r] += links_[l].latency.count();
+      }
+    if (std::find(bad.begin(), bad.end(), 1) == bad.end()) return;
     for (NodeId id = 0; id < dag_.size(); ++id)
       for (const LinkId l : dag_.links(id))
         if (l >= links_.size())
@@ -257,6 +263,7 @@ class Executor {
   };
   std::unordered_map<std::uint32_t, Processor> processors_;
   std::vector<std::uint32_t> idle_with_work_;   // processors to dispatch at the end of the instant
+  std::vector<double> route_latency_;   // per route: its links' latencies summed, in seconds
   std::vector<std::uint32_t> waiting_;  // predecessors not ended yet, or kStarted, kDone
   std::vector<std::uint32_t> completed_;
   std::size_t done_ = 0;
