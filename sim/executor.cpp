@@ -55,6 +55,7 @@ class Executor {
       : links_(links), dag_(dag), network_(capacities(links)),
         audit_(options.check_invariants || kDebugBuild) {
     network_.set_audit(audit_);
+    network_.set_window(options.window_flows, options.window_slack);
   }
 
   RunResult run() {
@@ -241,6 +242,8 @@ class Executor {
     result_.makespan = to_seconds(makespan_);
     result_.components_solved = network_.components_solved();
     result_.flows_resolved = network_.flows_resolved();
+    result_.local_reshares = network_.local_reshares();
+    result_.approximate = network_.approximate();
     result_.links.resize(links_.size());
     for (LinkId l = 0; l < links_.size(); ++l) {
       LinkStats& s = result_.links[l];
