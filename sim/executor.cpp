@@ -53,7 +53,7 @@ class Executor {
  public:
   Executor(std::span<const LinkSpec> links, const TransferDag& dag, const RunOptions& options)
       : links_(links), dag_(dag), network_(capacities(links)),
-        audit_(options.check_invariants || kDebugBuild) {
+        audit_(options.check_invariants || kDebugBuild), progress_(options.progress) {
     network_.set_audit(audit_);
     network_.set_window(options.window_flows, options.window_slack);
   }
@@ -74,6 +74,7 @@ class Executor {
       SimTime now = next_flow.value_or(std::numeric_limits<SimTime>::max());
       if (!queue_.empty()) now = std::min(now, queue_.top_time());
       step(now);
+      if (progress_ && (++steps_ & 0xffff) == 0) progress_(done_, n);
     }
     if (done_ != n) throw stuck_error();
     if (audit_) network_.audit_finish();
@@ -259,6 +260,8 @@ class Executor {
   Network network_;
   EventQueue queue_;
   bool audit_;
+  const std::function<void(std::size_t, std::size_t)>& progress_;
+  std::uint64_t steps_ = 0;
   struct Processor {
     bool busy = false;
     // Ready nodes waiting: (priority << 32 | id), smallest first.

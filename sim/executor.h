@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -39,6 +40,9 @@ struct RunOptions {
   // 0 (the default) re-solves every touched component whole: exact.
   std::size_t window_flows = 0;
   double window_slack = 0.0;
+  // Called now and then (every 2^16 events) with the nodes ended so far and the DAG's
+  // size: for a progress bar. Never changes the run.
+  std::function<void(std::size_t done, std::size_t total)> progress;
 };
 
 struct NodeTiming {
