@@ -67,8 +67,8 @@ std::optional<SimTime> Network::next_completion() {
 
 void Network::drop_stale_finishes() {
   while (!finishes_.empty()) {
-    const Event top = finishes_.top();
-    const Flow& f = flows_[top.payload];
+    const FinishHeap::Entry& top = finishes_.top();
+    const Flow& f = flows_[top.slot];
     if (f.alive && f.finish == top.time) return;
     finishes_.pop();
   }
@@ -77,13 +77,13 @@ void Network::drop_stale_finishes() {
 void Network::rebuild_finishes() {
   finishes_.clear();
   for (std::uint32_t slot = 0; slot < flows_.size(); ++slot)
-    if (flows_[slot].alive && flows_[slot].rate > 0.0) finishes_.push(flows_[slot].finish, slot, 0);
+    if (flows_[slot].alive && flows_[slot].rate > 0.0) finishes_.push(flows_[slot].finish, slot);
 }
 
 void Network::take_completed(SimTime now, std::vector<std::uint32_t>& tags) {
   for (drop_stale_finishes(); !finishes_.empty() && finishes_.top_time() == now;
        drop_stale_finishes()) {
-    const std::uint32_t slot = finishes_.pop().payload;
+    const std::uint32_t slot = finishes_.pop().slot;
     Flow& f = flows_[slot];
     if (audit_) {
       // Sent = delivered: what is left must be no more than rounding up to a picosecond.
@@ -254,7 +254,7 @@ void Network::set_rate(std::uint32_t slot, double rate, SimTime now) {
   // The bytes left are never below one rounding step's worth when this runs, but clamp
   // anyway: a flow must finish after the instant being processed.
   f.finish = std::max(now + 1, ceil_ps(f.last_ps + f.remaining / rate * kPsPerSecond));
-  finishes_.push(f.finish, slot, 0);
+  finishes_.push(f.finish, slot);
 }
 
 std::optional<double> Network::rate_of(std::uint32_t tag) const {

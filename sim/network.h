@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "sim/event_queue.h"
+#include "sim/finish_heap.h"
 #include "sim/maxmin.h"
 #include "sim/transfer_dag.h"
 #include "sim/units.h"
@@ -146,7 +147,7 @@ class Network {
   // Predicted ends: (time, push order) -> flow slot. A flow re-rated gets a new entry and
   // the old one goes stale (its time no longer matches the flow's); stale entries are
   // skipped when they surface, and the whole queue is rebuilt when they outnumber the live.
-  EventQueue finishes_;
+  FinishHeap finishes_;
   std::size_t active_ = 0;
   std::uint32_t epoch_ = 0;
   bool audit_ = false;
