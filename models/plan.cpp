@@ -169,7 +169,8 @@ Plan expand(const Machine& machine, const Problem& problem, const Choice& choice
 
 PlanBuilder::PlanBuilder(const Machine& machine, const Problem& problem, const Choice& choice, Plan& plan)
     : machine_(machine), problem_(problem), choice_(choice), plan_(plan),
-      protocol_(&machine.params().protocol(choice.protocol)) {
+      protocol_(&machine.params().protocol(choice.protocol)),
+      last_hop_(problem.ranks.size(), {HopKey{-1, -1, 0}, Hop{}}) {
   std::set<int> nodes;
   for (auto gpu : problem.ranks) nodes.insert(machine.node_of(gpu));
   nodes_ = static_cast<int>(nodes.size());
@@ -214,12 +215,18 @@ void PlanBuilder::depend(sim::NodeId before, sim::NodeId after) {
 
 const PlanBuilder::Hop& PlanBuilder::hop(int from, int to, std::uint32_t flow) {
   const HopKey key{from, to, flow};
-  if (const auto it = hops_.find(key); it != hops_.end()) return it->second;
+  auto& last = last_hop_[static_cast<std::size_t>(from)];
+  if (last.first == key) return last.second;
+  if (const auto it = hops_.find(key); it != hops_.end()) {
+    last = *it;
+    return last.second;
+  }
   Hop h;
   h.route = plan_.dag.add_route(machine_.route(gpu(from), gpu(to), flow));
   h.step_latency = step_latency(from, to);
   h.staged = machine_.staged(gpu(from), gpu(to));
-  return hops_.emplace(key, h).first->second;
+  last = *hops_.emplace(key, h).first;
+  return last.second;
 }
 
 PlanBuilder::Sent PlanBuilder::send(int from, int to, sim::Bytes payload,

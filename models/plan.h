@@ -158,6 +158,8 @@ class PlanBuilder {
   sim::NodeId launch_ = kNoNode;
   sim::BytesPerSec memory_bandwidth_;
   std::unordered_map<HopKey, Hop, HopHash> hops_;
+  // The last hop each rank sent on: a ring or chain sends on the same one again and again.
+  std::vector<std::pair<HopKey, Hop>> last_hop_;
 };
 
 // One ring pass (all_reduce, all_gather or reduce_scatter) over `order` (rank indices).
