@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
   const double run_cpu_s = bench::cpu_s() - c0;
 
   fmt::print("all-to-all, {} GPUs, fat tree {} leaves x {} spines ({}): {} transfers, {} events\n", n,
-             leaves, spines, hashed ? "hashed spines" : uneven ? "D-mod-k, uneven sizes" : "D-mod-k", dag.size(), result.events);
+             leaves, spines, hashed ? "hashed spines" : zipf ? "D-mod-k, Zipf-skewed sizes" : uneven ? "D-mod-k, uneven sizes" : "D-mod-k", dag.size(), result.events);
   fmt::print("build_s {:.3f}  run_s {:.3f}  run_cpu_s {:.3f}  transfers_per_cpu_s {:.0f}  peak_rss_MiB {:.0f}\n",
              build_s, run_s, run_cpu_s, static_cast<double>(dag.size()) / run_cpu_s,
              bench::peak_rss_mib());

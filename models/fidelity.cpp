@@ -114,7 +114,7 @@ Scaled run_scaled(const Machine& machine, const Problem& problem, const Choice& 
   s.outcome.algbw_GBps = seconds > 0.0 ? problem.size.count() / seconds / 1e9 : 0.0;
   s.outcome.busbw_GBps = s.outcome.algbw_GBps * bus_factor(problem.op, static_cast<int>(problem.ranks.size()));
   if (s.approximate_sharing)
-    s.note += fmt::format(" ({} local re-shares; not in the measured error: bench/README.md measures the window)",
+    s.note += fmt::format(" ({} local re-shares, whose error this run does not measure: docs/scale.md)",
                           s.outcome.local_reshares);
   return s;
 }

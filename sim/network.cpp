@@ -140,6 +140,7 @@ void Network::reshare(SimTime now) {
       big_seeds_.push_back(seed);
       continue;
     }
+    if (link.active <= 1 && solve_alone(seed, now)) continue;
     if (collect_component(seed, max_visits)) {
       if (!comp_flows_.empty()) solve_component(now);
       continue;
@@ -154,6 +155,39 @@ void Network::reshare(SimTime now) {
   if (!big_seeds_.empty()) reshare_window(now);
   big_seeds_.clear();
   if (finishes_.size() > 2 * active_ + 1024) rebuild_finishes();
+}
+
+// The common cases, without the search: a seed link with no live flow (only its dead to
+// sweep), or with one flow that is alone on every one of its links (a component of one:
+// its slowest link or its cap, as solve_component would give it). False: search.
+bool Network::solve_alone(LinkId seed, SimTime now) {
+  Link& link = links_[seed];
+  if (link.active == 0) {
+    sweep(link.flows);
+    link.mark = epoch_;
+    link.seeded = false;
+    link.freed = 0.0;
+    return true;
+  }
+  sweep(link.flows);
+  const std::uint32_t slot = link.flows.front();
+  Flow& f = flows_[slot];
+  for (const LinkId l : f.links())
+    if (links_[l].active != 1 || links_[l].mark == epoch_) return false;
+  double rate = f.cap;
+  for (const LinkId l : f.links()) {
+    Link& on = links_[l];
+    if (l != seed) sweep(on.flows);
+    on.mark = epoch_;
+    on.seeded = false;
+    on.freed = 0.0;
+    rate = std::min(rate, on.capacity);
+  }
+  f.mark = epoch_;
+  ++components_solved_;
+  ++flows_resolved_;
+  set_rate(slot, rate, now);
+  return true;
 }
 
 // Drops dead flows from a link's list; a dead flow's slot is free once no list holds it.

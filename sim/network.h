@@ -128,6 +128,7 @@ class Network {
     double audit_tolerance = 0.0;  // rounding the integral may differ by (audit mode)
   };
   bool collect_component(LinkId seed, std::size_t max_visits);
+  bool solve_alone(LinkId seed, SimTime now);
   void solve_component(SimTime now);
   void sweep(std::vector<std::uint32_t>& on_link);
   void reshare_window(SimTime now);

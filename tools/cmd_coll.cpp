@@ -106,6 +106,7 @@ struct Row {
   std::optional<models::Decision> decision;
   std::string fidelity;   // what auto fidelity chose, when it was not plain full detail
   double error = 0.0;     // its measured relative error
+  bool measured = false;  // aggregation or extrapolation: the error was measured
 };
 
 // --aggregate: "auto" (nullopt) or a factor K >= 1 (1 = full detail).
@@ -221,8 +222,10 @@ void print_table(const CollOptions& o, const models::Machine& machine, const mod
                o.dtype, redop, rooted ? problem.root : -1, r.outcome.time.us(), r.outcome.algbw_GBps,
                r.outcome.busbw_GBps, models::to_string(r.outcome.choice.algorithm),
                models::to_string(r.outcome.choice.protocol));
-    if (!r.fidelity.empty())
+    if (!r.fidelity.empty() && r.measured)
       fmt::print("#   ^ a large run: {}; measured error {:.2g}%\n", r.fidelity, 100.0 * r.error);
+    else if (!r.fidelity.empty())
+      fmt::print("#   ^ a large run: {}\n", r.fidelity);
     bus_sum += r.outcome.busbw_GBps;
   }
   fmt::print("# Avg bus bandwidth    : {:.3f} GB/s\n", rows.empty() ? 0.0 : bus_sum / rows.size());
@@ -265,10 +268,8 @@ void print_json(const CollOptions& o, const models::Machine& machine, const mode
     row["algbw_GBps"] = r.outcome.algbw_GBps;
     row["busbw_GBps"] = r.outcome.busbw_GBps;
     row["shape"] = r.outcome.shape;
-    if (!r.fidelity.empty()) {
-      row["fidelity"] = r.fidelity;
-      row["error_estimate"] = r.error;
-    }
+    if (!r.fidelity.empty()) row["fidelity"] = r.fidelity;
+    if (r.measured) row["error_estimate"] = r.error;
     auto& hot = row["busiest_links"] = nlohmann::ordered_json::array();
     for (const auto& h : r.outcome.hottest)
       hot.push_back({{"link", machine.graph().link_name(h.link)}, {"utilisation", h.utilisation},
@@ -413,9 +414,10 @@ int run_coll(const CollOptions& o) {
       if (fidelity.aggregation > 1 || fidelity.extrapolate > 1 || scaled.approximate_sharing) {
         row.fidelity = scaled.note;
         row.error = scaled.error;
+        row.measured = fidelity.aggregation > 1 || fidelity.extrapolate > 1;
         if (o.format == "csv")
-          fmt::print(stderr, "wiresim: {} at {}: {}; measured error {:.2g}%\n", models::to_string(problem.op),
-                     sim::format_size(row.size), scaled.note, 100.0 * scaled.error);
+          fmt::print(stderr, "wiresim: {} at {}: {}{}\n", models::to_string(problem.op), sim::format_size(row.size),
+                     scaled.note, row.measured ? fmt::format("; measured error {:.2g}%", 100.0 * scaled.error) : "");
       }
     } else {
       row.decision->best.aggregation = aggregate.value_or(1);
