@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   for (const auto& l : w.links) links.push_back({sim::BytesPerSec{l.bandwidth}, sim::Seconds{l.latency}, l.name});
   sim::TransferDag dag;
   dag.reserve(w.transfers.size(), w.route_pool.size(), w.deps.size());
+  dag.reserve_routes(w.routes());
   std::vector<sim::RouteId> routes(w.routes());
   for (std::size_t r = 0; r < routes.size(); ++r)
     routes[r] = dag.add_route({w.route_pool.data() + w.route_offsets[r], w.route_offsets[r + 1] - w.route_offsets[r]});

@@ -42,7 +42,7 @@ struct RunOptions {
   double window_slack = 0.0;
   // Called now and then (every 2^16 events) with the nodes ended so far and the DAG's
   // size: for a progress bar. Never changes the run.
-  std::function<void(std::size_t done, std::size_t total)> progress;
+  std::function<void(std::size_t done, std::size_t total)> progress{};
 };
 
 struct NodeTiming {

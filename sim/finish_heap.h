@@ -1,18 +1,22 @@
-// FinishHeap: the network's predicted flow ends, by (time, push order).
+// FinishQueue: the network's predicted flow ends, by (time, push order), in one of two
+// layouts with that same order. Exact runs predict ends in batches (a ring step's flows all
+// end at one time): EventQueue's buckets of equal times (sim/event_queue.h) cost O(1) per
+// end there. Windowed runs (Network::set_window) re-predict a few hundred flows at every
+// event, at distinct times: each would open its own bucket, and FinishHeap, a plain 4-ary
+// heap of (time, sequence, slot), does the same work with no bucket to open (30% of a
+// windowed all-to-all's run time went to opening buckets).
 //
-// The same order as EventQueue (sim/event_queue.h), for a different traffic: predicted
-// ends are mostly at distinct times and re-predicted often (every re-share pushes one per
-// re-rated flow), so EventQueue's buckets of equal times would hold one event each. A
-// plain 4-ary heap of (time, sequence, slot) does the same work with no bucket to open.
-//
-//   FinishHeap h;
-//   h.push(2'000, 7);  h.push(1'000, 3);
-//   h.top().slot;      // 3
+//   FinishQueue q;
+//   q.use_heap(true);
+//   q.push(2'000, 7);  q.push(1'000, 3);
+//   q.pop();           // 3
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <vector>
 
+#include "sim/event_queue.h"
 #include "sim/units.h"
 
 namespace wiresim::sim {
@@ -68,6 +72,33 @@ class FinishHeap {
  private:
   std::vector<Entry> heap_;
   std::uint64_t next_ = 0;
+};
+
+class FinishQueue {
+ public:
+  // Chooses the layout; only while empty.
+  void use_heap(bool on) {
+    assert(empty());
+    heap_mode_ = on;
+  }
+  void push(SimTime time, std::uint32_t slot) {
+    if (heap_mode_) heap_.push(time, slot);
+    else buckets_.push(time, slot, 0);
+  }
+  SimTime top_time() const { return heap_mode_ ? heap_.top_time() : buckets_.top_time(); }
+  std::uint32_t top_slot() const { return heap_mode_ ? heap_.top().slot : buckets_.top().payload; }
+  std::uint32_t pop() { return heap_mode_ ? heap_.pop().slot : buckets_.pop().payload; }
+  bool empty() const { return heap_mode_ ? heap_.empty() : buckets_.empty(); }
+  std::size_t size() const { return heap_mode_ ? heap_.size() : buckets_.size(); }
+  void clear() {
+    heap_.clear();
+    buckets_.clear();
+  }
+
+ private:
+  bool heap_mode_ = false;
+  FinishHeap heap_;
+  EventQueue buckets_;
 };
 
 }  // namespace wiresim::sim

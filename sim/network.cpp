@@ -67,9 +67,8 @@ std::optional<SimTime> Network::next_completion() {
 
 void Network::drop_stale_finishes() {
   while (!finishes_.empty()) {
-    const FinishHeap::Entry& top = finishes_.top();
-    const Flow& f = flows_[top.slot];
-    if (f.alive && f.finish == top.time) return;
+    const Flow& f = flows_[finishes_.top_slot()];
+    if (f.alive && f.finish == finishes_.top_time()) return;
     finishes_.pop();
   }
 }
@@ -83,7 +82,7 @@ void Network::rebuild_finishes() {
 void Network::take_completed(SimTime now, std::vector<std::uint32_t>& tags) {
   for (drop_stale_finishes(); !finishes_.empty() && finishes_.top_time() == now;
        drop_stale_finishes()) {
-    const std::uint32_t slot = finishes_.pop().slot;
+    const std::uint32_t slot = finishes_.pop();
     Flow& f = flows_[slot];
     if (audit_) {
       // Sent = delivered: what is left must be no more than rounding up to a picosecond.
@@ -115,6 +114,7 @@ void Network::set_window(std::size_t flows, double slack) {
   if (!(slack >= 0.0 && slack < 1.0)) throw std::invalid_argument(fmt::format("window slack must be in [0, 1), got {}", slack));
   window_ = flows;
   slack_ = slack;
+  if (finishes_.empty()) finishes_.use_heap(flows > 0);
 }
 
 void Network::reshare(SimTime now) {

@@ -148,7 +148,7 @@ class Network {
   // Predicted ends: (time, push order) -> flow slot. A flow re-rated gets a new entry and
   // the old one goes stale (its time no longer matches the flow's); stale entries are
   // skipped when they surface, and the whole queue is rebuilt when they outnumber the live.
-  FinishHeap finishes_;
+  FinishQueue finishes_;
   std::size_t active_ = 0;
   std::uint32_t epoch_ = 0;
   bool audit_ = false;

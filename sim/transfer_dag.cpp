@@ -102,14 +102,20 @@ std::size_t TransferDag::find_route_slot(std::span<const LinkId> links) const {
   }
 }
 
+void TransferDag::reserve_routes(std::size_t count) {
+  std::size_t slots = 64;
+  while (slots < 2 * count + 2) slots *= 2;
+  if (slots <= route_slots_.size()) return;
+  std::vector<RouteId> old(slots, 0);
+  old.swap(route_slots_);
+  for (const RouteId r : old)
+    if (r != 0) route_slots_[find_route_slot(route_links(r))] = r;
+  route_offsets_.reserve(count + 1);
+}
+
 RouteId TransferDag::add_route(std::span<const LinkId> links) {
   if (links.empty()) return 0;
-  if (2 * routes() + 2 > route_slots_.size()) {  // keep the table at most half full
-    std::vector<RouteId> old(std::max<std::size_t>(64, 2 * route_slots_.size()), 0);
-    old.swap(route_slots_);
-    for (const RouteId r : old)
-      if (r != 0) route_slots_[find_route_slot(route_links(r))] = r;
-  }
+  if (2 * routes() + 2 > route_slots_.size()) reserve_routes(std::max<std::size_t>(64, routes()) * 2);  // at most half full
   const std::size_t slot = find_route_slot(links);
   if (route_slots_[slot] != 0) return route_slots_[slot];
   check_distinct(links);

@@ -116,6 +116,8 @@ class TransferDag {
   // Makes room for this many nodes, route links (all routes together) and dependencies,
   // so that building a large DAG does not reallocate, and briefly double, its arrays.
   void reserve(std::size_t nodes, std::size_t links, std::size_t dependencies);
+  // Makes room for this many distinct routes (their table would otherwise grow by doubling).
+  void reserve_routes(std::size_t routes);
   // A name for messages: "<label> #<id> (track t)".
   std::string describe(NodeId id) const;
 
