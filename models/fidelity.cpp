@@ -97,6 +97,16 @@ Scaled run_scaled(const Machine& machine, const Problem& problem, const Choice& 
     s.note = fmt::format("extrapolated from {}, {} and {} (1/{} of the size and up); {}",
                          sim::format_size(small / 2.0), sim::format_size(small), sim::format_size(small * 2.0),
                          fidelity.extrapolate * 2, window);
+    // The extrapolation assumes the small runs cut their loops as the full size does; where
+    // the algorithm shrinks its chunks for small messages (NVLS, NVLSTree), they do not, and
+    // no error measured on the small runs can show it: say so.
+    const double full_sends = nodes_at(machine, problem, choice, size, 1) - problem.ranks.size() - 1.0;
+    const double small_sends = nodes_at(machine, problem, choice, small / 2.0, 1) - problem.ranks.size() - 1.0;
+    const double scale = small_sends > 0.0 ? full_sends / small_sends / (2.0 * fidelity.extrapolate) : 0.0;
+    if (std::abs(scale - 1.0) > 0.1)
+      s.note += fmt::format("; UNRELIABLE: at {} the plan is cut into {:.2g}x as many pieces per byte as at {}, "
+                            "so the small runs do not scale to the full size",
+                            sim::format_size(small / 2.0), 1.0 / scale, sim::format_size(size));
   } else if (fidelity.aggregation > 1) {
     const Outcome coarse = run(problem.size, fidelity.aggregation * 2, nullptr);
     s.outcome = run(problem.size, fidelity.aggregation, detail);

@@ -97,8 +97,10 @@ void Network::take_completed(SimTime now, std::vector<std::uint32_t>& tags) {
     for (const LinkId l : f.links()) {
       Link& link = links_[l];
       link.carried += f.bytes;
-      link.load -= f.rate;
-      link.freed += f.rate;
+      if (window_ > 0) {  // the window's bookkeeping; exact runs do without it
+        link.load -= f.rate;
+        link.freed += f.rate;
+      }
       if (audit_) link.audit_tolerance += 1e-9 * f.bytes + 2.02e-12 * link.capacity;
       if (--link.active == 0) {
         link.busy += now - link.busy_since;
@@ -112,6 +114,9 @@ void Network::take_completed(SimTime now, std::vector<std::uint32_t>& tags) {
 
 void Network::set_window(std::size_t flows, double slack) {
   if (!(slack >= 0.0 && slack < 1.0)) throw std::invalid_argument(fmt::format("window slack must be in [0, 1), got {}", slack));
+  // The window's per-link bookkeeping (load, freed) is kept only while it is on.
+  if (active_ > 0 && (flows > 0) != (window_ > 0))
+    throw std::logic_error("set_window: turn the window on or off before the first flow");
   window_ = flows;
   slack_ = slack;
   if (finishes_.empty()) finishes_.use_heap(flows > 0);
@@ -243,10 +248,11 @@ bool Network::collect_component(LinkId seed, std::size_t max_visits) {
 void Network::solve_component(SimTime now) {
   ++components_solved_;
   flows_resolved_ += comp_flows_.size();
-  for (const LinkId l : comp_links_) {
-    links_[l].seeded = false;
-    links_[l].freed = 0.0;
-  }
+  if (window_ > 0)
+    for (const LinkId l : comp_links_) {
+      links_[l].seeded = false;
+      links_[l].freed = 0.0;
+    }
   if (comp_flows_.size() == 1) {  // alone: its slowest link or its cap
     const std::uint32_t slot = comp_flows_[0];
     double rate = flows_[slot].cap;
@@ -283,7 +289,8 @@ void Network::set_rate(std::uint32_t slot, double rate, SimTime now) {
     f.remaining = std::max(0.0, f.remaining - f.rate * ((now_ps - f.last_ps) / kPsPerSecond));
     f.last_ps = now_ps;
   }
-  for (const LinkId l : f.links()) links_[l].load += rate - f.rate;
+  if (window_ > 0)
+    for (const LinkId l : f.links()) links_[l].load += rate - f.rate;
   f.rate = rate;
   // The bytes left are never below one rounding step's worth when this runs, but clamp
   // anyway: a flow must finish after the instant being processed.

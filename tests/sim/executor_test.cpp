@@ -261,15 +261,22 @@ TransferDag random_dag(std::mt19937& rng, std::size_t links, std::size_t nodes) 
   return dag;
 }
 
+// One to six links of 1 to 100 GB/s and 0, 0.3 or 0.6 us.
+std::vector<LinkSpec> random_links(std::mt19937& rng) {
+  const std::size_t n_links = 1 + rng() % 6;
+  std::vector<LinkSpec> links;
+  for (std::size_t l = 0; l < n_links; ++l)
+    links.push_back({BytesPerSec{1e9 * (1 + rng() % 100)}, Seconds{(rng() % 3) * 0.3e-6}, ""});
+  return links;
+}
+
 }  // namespace
 
 TEST_CASE("executor: random DAGs keep every invariant and run identically twice") {
   std::mt19937 rng(2024);
   for (int trial = 0; trial < 200; ++trial) {
-    const std::size_t n_links = 1 + rng() % 6;
-    std::vector<LinkSpec> links;
-    for (std::size_t l = 0; l < n_links; ++l)
-      links.push_back({BytesPerSec{1e9 * (1 + rng() % 100)}, Seconds{(rng() % 3) * 0.3e-6}, ""});
+    const std::vector<LinkSpec> links = random_links(rng);
+    const std::size_t n_links = links.size();
     const TransferDag dag = random_dag(rng, n_links, 1 + rng() % 60);
     // check_invariants verifies capacity, max-min fairness, byte conservation and that
     // every node ends exactly once, on every event; it throws on a violation.
@@ -393,10 +400,8 @@ TEST_CASE("executor: windowed re-shares on random DAGs stay feasible and close t
   wide.window_flows = 1000;
   double worst = 0.0;
   for (int trial = 0; trial < 200; ++trial) {
-    const std::size_t n_links = 1 + rng() % 6;
-    std::vector<LinkSpec> links;
-    for (std::size_t l = 0; l < n_links; ++l)
-      links.push_back({BytesPerSec{1e9 * (1 + rng() % 100)}, Seconds{(rng() % 3) * 0.3e-6}, ""});
+    const std::vector<LinkSpec> links = random_links(rng);
+    const std::size_t n_links = links.size();
     const TransferDag dag = random_dag(rng, n_links, 1 + rng() % 60);
     const RunResult exact = run_dag(links, dag, kChecked);
     RunResult local, same;
