@@ -9,8 +9,11 @@
 //   32 spines, every link 50 GB/s and 0.5 us; spine = destination mod 32, D-mod-k); all
 //   N(N-1) transfers start at once.
 //
+// Routes are listed once per (source, destination) pair and transfers name theirs, as
+// each simulator stores them (SimGrid's zone routes, wiresim's interned DAG routes).
+//
 //   peer::Workload w = peer::make("ring", 1024);
-//   for (const auto& t : w.transfers) ...   // t.route_begin/end index w.route_pool
+//   for (const auto& t : w.transfers) ...   // w.route_pool[w.route_offsets[t.route] .. [t.route + 1])
 #pragma once
 
 #include <cstdint>
@@ -29,8 +32,8 @@ struct Link {
 
 struct Transfer {
   std::uint32_t src, dst;                  // GPU (host) indices
+  std::uint32_t route;                     // index into Workload's routes
   double bytes;
-  std::uint32_t route_begin, route_end;    // into Workload::route_pool
 };
 
 struct Workload {
@@ -38,14 +41,16 @@ struct Workload {
   int gpus = 0;
   std::vector<Link> links;
   std::vector<Transfer> transfers;
-  std::vector<std::uint32_t> route_pool;
+  std::vector<std::uint32_t> route_pool;           // every route's links, back to back
+  std::vector<std::uint32_t> route_offsets{0};     // route r: route_pool[offsets[r], offsets[r + 1])
   std::vector<std::pair<std::uint32_t, std::uint32_t>> deps;  // (before, after) transfer ids
 
-  void add(std::uint32_t src, std::uint32_t dst, double bytes, std::initializer_list<std::uint32_t> route) {
-    const auto begin = static_cast<std::uint32_t>(route_pool.size());
-    route_pool.insert(route_pool.end(), route);
-    transfers.push_back({src, dst, bytes, begin, static_cast<std::uint32_t>(route_pool.size())});
+  std::uint32_t add_route(std::initializer_list<std::uint32_t> links) {
+    route_pool.insert(route_pool.end(), links);
+    route_offsets.push_back(static_cast<std::uint32_t>(route_pool.size()));
+    return static_cast<std::uint32_t>(route_offsets.size() - 2);
   }
+  std::size_t routes() const { return route_offsets.size() - 1; }
 };
 
 inline Workload ring_crossbar(int n, double chunk = 1 << 20) {
@@ -56,13 +61,13 @@ inline Workload ring_crossbar(int n, double chunk = 1 << 20) {
   for (int i = 0; i < n; ++i) w.links.push_back({450e9, 0.5e-6, "down" + std::to_string(i)});
   const int steps = 2 * (n - 1);
   w.transfers.reserve(std::size_t(steps) * n);
-  w.route_pool.reserve(2 * std::size_t(steps) * n);
   w.deps.reserve(2 * std::size_t(steps) * n);
+  for (int r = 0; r < n; ++r) w.add_route({std::uint32_t(r), std::uint32_t(n + (r + 1) % n)});  // route r: r -> r+1
   for (int s = 0; s < steps; ++s)
     for (int r = 0; r < n; ++r) {
       const auto id = static_cast<std::uint32_t>(w.transfers.size());
       const int next = (r + 1) % n;
-      w.add(r, next, chunk, {std::uint32_t(r), std::uint32_t(n + next)});
+      w.transfers.push_back({std::uint32_t(r), std::uint32_t(next), std::uint32_t(r), chunk});
       if (s > 0) {
         w.deps.emplace_back(id - n + (r == 0 ? n - 1 : -1), id);  // (s-1, r-1)
         w.deps.emplace_back(id - n, id);                          // (s-1, r)
@@ -92,8 +97,9 @@ inline Workload all_to_all_fat_tree(int n, double bytes = 65536) {
     for (int j = 0; j < n; ++j) {
       if (i == j) continue;
       const int li = i / k, lj = j / k, spine = j % spines;
-      if (li == lj) w.add(i, j, bytes, {std::uint32_t(i), std::uint32_t(n + j)});
-      else w.add(i, j, bytes, {std::uint32_t(i), up(li, spine), down(spine, lj), std::uint32_t(n + j)});
+      const std::uint32_t route = li == lj ? w.add_route({std::uint32_t(i), std::uint32_t(n + j)})
+                                           : w.add_route({std::uint32_t(i), up(li, spine), down(spine, lj), std::uint32_t(n + j)});
+      w.transfers.push_back({std::uint32_t(i), std::uint32_t(j), route, bytes});
     }
   return w;
 }

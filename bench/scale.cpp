@@ -13,6 +13,7 @@
 
 #include "bench/bench_util.h"
 #include "models/machine.h"
+#include "models/fidelity.h"
 #include "models/plan.h"
 #include "sim/executor.h"
 #include "sim/input_error.h"
@@ -59,7 +60,11 @@ int main(int argc, char** argv) {
     for (sim::NodeId i = 0; i < plan.dag.size(); ++i) transfers += plan.dag.node(i).kind == sim::NodeKind::transfer;
 
     t0 = bench::now_s(), c0 = bench::cpu_s();
-    const sim::RunResult run = sim::run_dag(machine.links(), plan.dag);
+    // WINDOW (argv[8]): sim::RunOptions::window_flows, with models::kAutoWindowSlack.
+    sim::RunOptions options;
+    options.window_flows = argc > 8 ? static_cast<std::size_t>(std::atof(argv[8])) : 0;
+    options.window_slack = options.window_flows > 0 ? models::kAutoWindowSlack : 0.0;
+    const sim::RunResult run = sim::run_dag(machine.links(), plan.dag, options);
     const double run_s = bench::now_s() - t0, run_cpu = bench::cpu_s() - c0;
 
     fmt::print("# {} {} on {} x {} nodes ({} GPUs), {}, {} channels, aggregation {}: {}\n", argv[1], argv[2],
@@ -69,6 +74,8 @@ int main(int argc, char** argv) {
                "topo_s {:.3f} expand_s {:.3f} run_s {:.3f} total_s {:.3f} total_cpu_s {:.3f} peak_rss_MiB {:.0f}\n",
                problem.ranks.size(), aggregation, transfers, plan.dag.size(), run.events, run.makespan.us(), topo_s,
                expand_s, run_s, topo_s + expand_s + run_s, topo_cpu + expand_cpu + run_cpu, bench::peak_rss_mib());
+    fmt::print("components_solved {} flows_resolved {} peak_concurrent {} local_reshares {}\n", run.components_solved,
+               run.flows_resolved, run.peak_concurrent_transfers, run.local_reshares);
   } catch (const std::exception& e) {
     fmt::print(stderr, "bench_scale: {}\n", e.what());
     return 2;

@@ -27,10 +27,12 @@ int main(int argc, char** argv) {
   for (const auto& l : w.links) links.push_back({sim::BytesPerSec{l.bandwidth}, sim::Seconds{l.latency}, l.name});
   sim::TransferDag dag;
   dag.reserve(w.transfers.size(), w.route_pool.size(), w.deps.size());
-  for (const auto& t : w.transfers) {
-    const std::span<const sim::LinkId> route(w.route_pool.data() + t.route_begin, t.route_end - t.route_begin);
-    dag.add_transfer(route, sim::Bytes{t.bytes}, std::nullopt, sim::BytesPerSec::unlimited(), 0, t.src, t.dst);
-  }
+  dag.reserve_routes(w.routes());
+  std::vector<sim::RouteId> routes(w.routes());
+  for (std::size_t r = 0; r < routes.size(); ++r)
+    routes[r] = dag.add_route({w.route_pool.data() + w.route_offsets[r], w.route_offsets[r + 1] - w.route_offsets[r]});
+  for (const auto& t : w.transfers)
+    dag.add_transfer_via(routes[t.route], sim::Bytes{t.bytes}, std::nullopt, sim::BytesPerSec::unlimited(), 0, t.src, t.dst);
   for (const auto& [a, b] : w.deps) dag.add_dependency(a, b);
   dag.freeze();
   const double t1 = bench::now_s();

@@ -13,7 +13,7 @@ PlanBuilder::Sent PlanBuilder::send_merged(int from, int to, sim::Bytes payload,
   // The merged send's arrival adds the other merged - 1 step latencies and the reductions
   // of every merged piece.
   const sim::Bytes piece = payload / static_cast<double>(merged);
-  const sim::Seconds extra = step_latency(from, to) * static_cast<double>(merged - 1) +
+  const sim::Seconds extra = hop(from, to, flow).step_latency * static_cast<double>(merged - 1) +
                              reduction_time(piece) * static_cast<double>(reductions);
   return send(from, to, payload, deps, flow, label, cap, false, extra, merged);
 }

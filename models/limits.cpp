@@ -80,8 +80,12 @@ PlanEstimate estimate_plan(const Machine& machine, const Problem& problem, const
       const double channels = std::max(1, machine.arch().nvls_channels);
       const int nodes = static_cast<int>(ranks_by_node(machine, problem).size());
       const int heads = static_cast<int>(problem.ranks.size()) / std::max(1, nodes);
-      sends = 2 * n * units(problem.size, nvls_chunk(machine, choice.algorithm, problem.size, nodes, heads) *
-                                              (channels * std::max(1, heads)));
+      const double loops = units(problem.size, nvls_chunk(machine, choice.algorithm, problem.size, nodes, heads) *
+                                                   (channels * std::max(1, heads)));
+      // Per rank and loop: the reduce-scatter and the all-gather; NVLSTree adds a send up
+      // and a send down in each of its two trees. Each NVLS send may be followed by a
+      // step-overhead delay (counted here as half a send).
+      sends = (choice.algorithm == Algorithm::nvls_tree ? 7 : 3) * n * loops;
       break;
     }
     case Algorithm::one_shot: sends = n * (n - 1); break;

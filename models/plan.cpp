@@ -175,7 +175,9 @@ sim::Seconds host_floor(const Machine& machine, const Problem& problem) {
 }
 
 PlanBuilder::PlanBuilder(const Machine& machine, const Problem& problem, const Choice& choice, Plan& plan)
-    : machine_(machine), problem_(problem), choice_(choice), plan_(plan) {
+    : machine_(machine), problem_(problem), choice_(choice), plan_(plan),
+      protocol_(&machine.params().protocol(choice.protocol)),
+      last_hop_(problem.ranks.size(), {HopKey{-1, -1, 0}, Hop{}}) {
   std::set<int> nodes;
   for (auto gpu : problem.ranks) nodes.insert(machine.node_of(gpu));
   nodes_ = static_cast<int>(nodes.size());
@@ -234,24 +236,41 @@ void PlanBuilder::depend(sim::NodeId before, sim::NodeId after) {
   if (before != kNoNode) plan_.dag.add_dependency(before, after);
 }
 
+const PlanBuilder::Hop& PlanBuilder::hop(int from, int to, std::uint32_t flow) {
+  const HopKey key{from, to, flow};
+  auto& last = last_hop_[static_cast<std::size_t>(from)];
+  if (last.first == key) return last.second;
+  if (const auto it = hops_.find(key); it != hops_.end()) {
+    last = *it;
+    return last.second;
+  }
+  Hop h;
+  h.route = plan_.dag.add_route(machine_.route(gpu(from), gpu(to), flow));
+  h.step_latency = step_latency(from, to);
+  h.staged = machine_.staged(gpu(from), gpu(to));
+  h.nvlink = machine_.tier_class(machine_.route(gpu(from), gpu(to), flow)) == TierClass::nvlink;
+  last = *hops_.emplace(key, h).first;
+  return last.second;
+}
+
 PlanBuilder::Sent PlanBuilder::send(int from, int to, sim::Bytes payload,
                                     std::initializer_list<sim::NodeId> deps, std::uint32_t flow,
                                     sim::LabelId label, sim::BytesPerSec cap, bool reduce,
                                     sim::Seconds extra_arrival, int merged) {
-  const auto route = machine_.route(gpu(from), gpu(to), flow);
+  const Hop& h = hop(from, to, flow);
   // Host memory moves wire bytes (LL's flags included): the SHM rate caps the wire.
-  if (machine_.staged(gpu(from), gpu(to)))
-    cap = std::min(cap, machine_.arch().shm_bandwidth * protocol().payload);
-  cap = std::min(cap, channel_cap(from, to));
+  if (h.staged) cap = std::min(cap, machine_.arch().shm_bandwidth * protocol().payload);
+  if (h.nvlink && nvlink_channels_ > 0.0 && !machine_.arch().channel_bw.is_unlimited())
+    cap = std::min(cap, machine_.arch().channel_bw * (nvlink_channels_ * protocol().payload));
   const sim::Bytes wire = payload / protocol().payload;
   // The cap bounds payload bytes per second; on the wire that is cap / payload efficiency.
   const sim::BytesPerSec wire_cap = cap.is_unlimited() ? cap : cap / protocol().payload;
   // The channel's per-send overhead comes first, before the bytes flow (its latency).
-  const sim::NodeId t = plan_.dag.add_transfer(route, wire, protocol().overhead * static_cast<double>(merged), wire_cap, label,
-                                               static_cast<std::uint32_t>(from),
-                                               static_cast<std::uint32_t>(to));
+  const sim::NodeId t = plan_.dag.add_transfer_via(h.route, wire, protocol().overhead * static_cast<double>(merged),
+                                                   wire_cap, label, static_cast<std::uint32_t>(from),
+                                                   static_cast<std::uint32_t>(to));
   for (auto d : deps) depend(d, t);
-  sim::Seconds arrive = step_latency(from, to) + extra_arrival;
+  sim::Seconds arrive = h.step_latency + extra_arrival;
   if (reduce) arrive += reduction_time(payload);
   const sim::NodeId a = plan_.dag.add_delay(arrive, label, static_cast<std::uint32_t>(to));
   plan_.dag.add_dependency(t, a);

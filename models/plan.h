@@ -16,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "models/collective.h"
@@ -131,7 +132,7 @@ class PlanBuilder {
   const Machine& machine() const { return machine_; }
   const Problem& problem() const { return problem_; }
   const Choice& choice() const { return choice_; }
-  const ProtocolParams& protocol() const { return machine_.params().protocol(choice_.protocol); }
+  const ProtocolParams& protocol() const { return *protocol_; }
   int nodes() const { return nodes_; }
   topo::DeviceId gpu(int rank) const { return problem_.ranks[rank]; }
   // Total rate cap of one GPU's sends under this protocol (LL's ll_max, LL128's per-channel
@@ -149,14 +150,40 @@ class PlanBuilder {
   sim::TransferDag& dag() { return plan_.dag; }
 
  private:
+  // What every send from `from` to `to` on ECMP path `flow` shares, worked out on the first
+  // such send: its route, interned in the DAG, its step latency and whether it is staged.
+  struct Hop {
+    sim::RouteId route = 0;
+    sim::Seconds step_latency;
+    bool staged = false;
+    bool nvlink = false;   // the route's tier class is NVLink (ring/tree channel caps apply)
+  };
+  struct HopKey {
+    int from, to;
+    std::uint32_t flow;
+    bool operator==(const HopKey&) const = default;
+  };
+  struct HopHash {
+    std::size_t operator()(const HopKey& k) const {
+      const std::uint64_t a = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.from)) << 32) |
+                              static_cast<std::uint32_t>(k.to);
+      return static_cast<std::size_t>((a * 0x9E3779B97F4A7C15ull) ^ (k.flow * 0xC2B2AE3D27D4EB4Full));
+    }
+  };
+  const Hop& hop(int from, int to, std::uint32_t flow);
+
   const Machine& machine_;
   const Problem& problem_;
   const Choice& choice_;
   Plan& plan_;
+  const ProtocolParams* protocol_;
   int nodes_ = 1;
   sim::NodeId launch_ = kNoNode;
   sim::BytesPerSec memory_bandwidth_;
   double nvlink_channels_ = 0.0;
+  std::unordered_map<HopKey, Hop, HopHash> hops_;
+  // The last hop each rank sent on: a ring or chain sends on the same one again and again.
+  std::vector<std::pair<HopKey, Hop>> last_hop_;
 };
 
 // The floor a host thread puts under back-to-back collectives: gpus_per_thread x host_launch.

@@ -7,7 +7,7 @@
 namespace wiresim::models {
 
 Outcome run_collective(const Machine& machine, const Problem& problem, const Choice& choice, Method method,
-                       Detail* detail) {
+                       Detail* detail, const sim::RunOptions& options) {
   Outcome out;
   out.choice = choice;
   if (method == Method::analytic) {
@@ -18,8 +18,9 @@ Outcome run_collective(const Machine& machine, const Problem& problem, const Cho
     Detail local;
     Detail& d = detail ? *detail : local;
     d.plan = expand(machine, problem, choice);
-    d.run = sim::run_dag(machine.links(), d.plan.dag);
+    d.run = sim::run_dag(machine.links(), d.plan.dag, options);
     out.time = d.run.makespan;
+    out.local_reshares = d.run.local_reshares;
     out.shape = d.plan.shape;
     for (sim::NodeId i = 0; i < d.plan.dag.size(); ++i)
       out.transfers += d.plan.dag.node(i).kind == sim::NodeKind::transfer;

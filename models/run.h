@@ -29,6 +29,7 @@ struct Outcome {
     sim::Bytes carried;
   };
   std::vector<HotLink> hottest;   // simulate only: the busiest links, busiest first
+  std::uint64_t local_reshares = 0;  // simulate only: windowed re-shares (sim::RunResult)
 };
 
 // A simulated run, kept for traces.
@@ -37,7 +38,8 @@ struct Detail {
   sim::RunResult run;
 };
 
+// `options` are the engine's (windowed max-min, a progress callback); the default is exact.
 Outcome run_collective(const Machine& machine, const Problem& problem, const Choice& choice, Method method,
-                       Detail* detail = nullptr);
+                       Detail* detail = nullptr, const sim::RunOptions& options = {});
 
 }  // namespace wiresim::models

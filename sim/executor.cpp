@@ -53,8 +53,9 @@ class Executor {
  public:
   Executor(std::span<const LinkSpec> links, const TransferDag& dag, const RunOptions& options)
       : links_(links), dag_(dag), network_(capacities(links)),
-        audit_(options.check_invariants || kDebugBuild) {
+        audit_(options.check_invariants || kDebugBuild), progress_(options.progress) {
     network_.set_audit(audit_);
+    network_.set_window(options.window_flows, options.window_slack);
   }
 
   RunResult run() {
@@ -73,6 +74,7 @@ class Executor {
       SimTime now = next_flow.value_or(std::numeric_limits<SimTime>::max());
       if (!queue_.empty()) now = std::min(now, queue_.top_time());
       step(now);
+      if (progress_ && (++steps_ & 0xffff) == 0) progress_(done_, n);
     }
     if (done_ != n) throw stuck_error();
     if (audit_) network_.audit_finish();
@@ -121,8 +123,7 @@ class Executor {
       return;
     }
     const double begin_ps = flow_start_ps(id, now);
-    const bool shares = node.bytes.count() > 0.0 &&
-                        (node.links_end > node.links_begin || !node.rate_cap.is_unlimited());
+    const bool shares = node.bytes.count() > 0.0 && (node.route != 0 || !node.rate_cap.is_unlimited());
     const SimTime at = ceil_ps(begin_ps);
     if (!shares) queue_.push(at, id, kEnd);
     else if (at == now) network_.add_flow(dag_.links(id), node.bytes.count(), node.rate_cap.count(), begin_ps, id, now);
@@ -131,11 +132,8 @@ class Executor {
 
   // Exact picoseconds at which a transfer's first byte leaves: its start plus its latency.
   double flow_start_ps(NodeId id, SimTime start) const {
-    double latency = dag_.node(id).latency.count();
-    if (!dag_.latency_is_explicit(id)) {
-      latency = 0.0;
-      for (const LinkId l : dag_.links(id)) latency += links_[l].latency.count();
-    }
+    const DagNode& node = dag_.node(id);
+    const double latency = node.explicit_latency ? node.latency.count() : route_latency_[node.route];
     return static_cast<double>(start) + latency * 1e12;
   }
 
@@ -188,7 +186,17 @@ class Executor {
     idle_with_work_.clear();
   }
 
-  void check_routes() const {
+  // Every route's links exist; each route's summed link latency, once (in link order, as a
+  // transfer's own sum would be).
+  void check_routes() {
+    route_latency_.assign(dag_.routes(), 0.0);
+    std::vector<std::uint8_t> bad(dag_.routes(), 0);
+    for (RouteId r = 0; r < dag_.routes(); ++r)
+      for (const LinkId l : dag_.route_links(r)) {
+        if (l >= links_.size()) bad[r] = 1;
+        else route_latency_[r] += links_[l].latency.count();
+      }
+    if (std::find(bad.begin(), bad.end(), 1) == bad.end()) return;
     for (NodeId id = 0; id < dag_.size(); ++id)
       for (const LinkId l : dag_.links(id))
         if (l >= links_.size())
@@ -235,6 +243,8 @@ class Executor {
     result_.makespan = to_seconds(makespan_);
     result_.components_solved = network_.components_solved();
     result_.flows_resolved = network_.flows_resolved();
+    result_.local_reshares = network_.local_reshares();
+    result_.approximate = network_.approximate();
     result_.links.resize(links_.size());
     for (LinkId l = 0; l < links_.size(); ++l) {
       LinkStats& s = result_.links[l];
@@ -250,6 +260,8 @@ class Executor {
   Network network_;
   EventQueue queue_;
   bool audit_;
+  const std::function<void(std::size_t, std::size_t)>& progress_;
+  std::uint64_t steps_ = 0;
   struct Processor {
     bool busy = false;
     // Ready nodes waiting: (priority << 32 | id), smallest first.
@@ -257,6 +269,7 @@ class Executor {
   };
   std::unordered_map<std::uint32_t, Processor> processors_;
   std::vector<std::uint32_t> idle_with_work_;   // processors to dispatch at the end of the instant
+  std::vector<double> route_latency_;   // per route: its links' latencies summed, in seconds
   std::vector<std::uint32_t> waiting_;  // predecessors not ended yet, or kStarted, kDone
   std::vector<std::uint32_t> completed_;
   std::size_t done_ = 0;

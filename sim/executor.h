@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -33,6 +34,15 @@ struct RunOptions {
   // Check capacity, conservation and max-min fairness on every event (slow; for tests).
   // Builds without NDEBUG check on every event whatever this says.
   bool check_invariants = false;
+  // Giant components (sim/network.h, set_window): a component of more than window_flows
+  // flows is re-shared locally around each change, and ends wait until they free
+  // window_slack of a link: fast, feasible, not exactly max-min (RunResult::approximate).
+  // 0 (the default) re-solves every touched component whole: exact.
+  std::size_t window_flows = 0;
+  double window_slack = 0.0;
+  // Called now and then (every 2^16 events) with the nodes ended so far and the DAG's
+  // size: for a progress bar. Never changes the run.
+  std::function<void(std::size_t done, std::size_t total)> progress{};
 };
 
 struct NodeTiming {
@@ -54,6 +64,8 @@ struct RunResult {
   std::uint64_t events = 0;            // events processed (for benchmarks)
   std::uint64_t components_solved = 0; // connected components whose rates were re-solved
   std::uint64_t flows_resolved = 0;    // flow rates computed over all those solves
+  std::uint64_t local_reshares = 0;    // of those solves, local ones (RunOptions::window_flows)
+  bool approximate = false;            // some rates were not exactly max-min (local or deferred)
 };
 
 // A DAG that cannot finish: a cycle, or nodes waiting on predecessors that never end.

@@ -52,6 +52,7 @@ void Network::add_flow(std::span<const LinkId> route, double bytes, double rate_
   for (const LinkId l : route) {
     Link& link = links_[l];
     link.flows.push_back(slot);
+    link.seeded = true;
     if (link.active++ == 0) link.busy_since = now;
     seeds_.push_back(l);
   }
@@ -66,9 +67,8 @@ std::optional<SimTime> Network::next_completion() {
 
 void Network::drop_stale_finishes() {
   while (!finishes_.empty()) {
-    const Event top = finishes_.top();
-    const Flow& f = flows_[top.payload];
-    if (f.alive && f.finish == top.time) return;
+    const Flow& f = flows_[finishes_.top_slot()];
+    if (f.alive && f.finish == finishes_.top_time()) return;
     finishes_.pop();
   }
 }
@@ -76,13 +76,13 @@ void Network::drop_stale_finishes() {
 void Network::rebuild_finishes() {
   finishes_.clear();
   for (std::uint32_t slot = 0; slot < flows_.size(); ++slot)
-    if (flows_[slot].alive && flows_[slot].rate > 0.0) finishes_.push(flows_[slot].finish, slot, 0);
+    if (flows_[slot].alive && flows_[slot].rate > 0.0) finishes_.push(flows_[slot].finish, slot);
 }
 
 void Network::take_completed(SimTime now, std::vector<std::uint32_t>& tags) {
   for (drop_stale_finishes(); !finishes_.empty() && finishes_.top_time() == now;
        drop_stale_finishes()) {
-    const std::uint32_t slot = finishes_.pop().payload;
+    const std::uint32_t slot = finishes_.pop();
     Flow& f = flows_[slot];
     if (audit_) {
       // Sent = delivered: what is left must be no more than rounding up to a picosecond.
@@ -92,69 +92,167 @@ void Network::take_completed(SimTime now, std::vector<std::uint32_t>& tags) {
                                            f.tag, left, f.bytes));
     }
     f.alive = false;
+    f.unswept = f.route_len;
     --active_;
     for (const LinkId l : f.links()) {
       Link& link = links_[l];
       link.carried += f.bytes;
+      if (window_ > 0) {  // the window's bookkeeping; exact runs do without it
+        link.load -= f.rate;
+        link.freed += f.rate;
+      }
       if (audit_) link.audit_tolerance += 1e-9 * f.bytes + 2.02e-12 * link.capacity;
-      if (--link.active == 0) link.busy += now - link.busy_since;
+      if (--link.active == 0) {
+        link.busy += now - link.busy_since;
+        link.load = 0.0;  // no rounding left behind
+      }
       seeds_.push_back(l);
     }
-    dead_.push_back(slot);
     tags.push_back(f.tag);
   }
 }
 
+void Network::set_window(std::size_t flows, double slack) {
+  if (!(slack >= 0.0 && slack < 1.0)) throw std::invalid_argument(fmt::format("window slack must be in [0, 1), got {}", slack));
+  // The window's per-link bookkeeping (load, freed) is kept only while it is on.
+  if (active_ > 0 && (flows > 0) != (window_ > 0))
+    throw std::logic_error("set_window: turn the window on or off before the first flow");
+  window_ = flows;
+  slack_ = slack;
+  if (finishes_.empty()) finishes_.use_heap(flows > 0);
+}
+
 void Network::reshare(SimTime now) {
   if (++epoch_ == 0) {  // wrapped: forget old marks
-    for (Link& l : links_) l.mark = 0;
+    for (Link& l : links_) l.mark = l.big = 0;
     for (Flow& f : flows_) f.mark = 0;
     epoch_ = 1;
   }
+  ++reshares_;
+  // A component is giant when a search from a seed reads more than two windows' worth of
+  // link entries; a link found in one is taken as giant, unsearched, for the next
+  // kGiantMemory reshares (searching each time would cost what the window saves).
+  constexpr std::uint32_t kGiantMemory = 1024;
+  const bool windowed = window_ > 0 && active_ > window_;
+  const std::size_t max_visits = windowed ? 2 * window_ : std::numeric_limits<std::size_t>::max();
   for (const LinkId seed : seeds_) {
-    if (links_[seed].mark == epoch_) continue;
-    collect_component(seed);
-    if (!comp_flows_.empty()) solve_component(now);
+    Link& link = links_[seed];
+    if (link.mark == epoch_) {
+      if (link.big == epoch_) big_seeds_.push_back(seed);
+      continue;
+    }
+    if (windowed && link.big_until > reshares_) {
+      big_seeds_.push_back(seed);
+      continue;
+    }
+    if (link.active <= 1 && solve_alone(seed, now)) continue;
+    if (collect_component(seed, max_visits)) {
+      if (!comp_flows_.empty()) solve_component(now);
+      continue;
+    }
+    for (const LinkId l : comp_links_) {
+      links_[l].big = epoch_;
+      links_[l].big_until = reshares_ + kGiantMemory;
+    }
+    big_seeds_.push_back(seed);
   }
   seeds_.clear();
+  if (!big_seeds_.empty()) reshare_window(now);
+  big_seeds_.clear();
   if (finishes_.size() > 2 * active_ + 1024) rebuild_finishes();
-  // Dead flows have now been swept from every link list they were on.
-  free_.insert(free_.end(), dead_.begin(), dead_.end());
-  dead_.clear();
+}
+
+// The common cases, without the search: a seed link with no live flow (only its dead to
+// sweep), or with one flow that is alone on every one of its links (a component of one:
+// its slowest link or its cap, as solve_component would give it). False: search.
+bool Network::solve_alone(LinkId seed, SimTime now) {
+  Link& link = links_[seed];
+  if (link.active == 0) {
+    sweep(link.flows);
+    link.mark = epoch_;
+    link.seeded = false;
+    link.freed = 0.0;
+    return true;
+  }
+  sweep(link.flows);
+  const std::uint32_t slot = link.flows.front();
+  Flow& f = flows_[slot];
+  for (const LinkId l : f.links())
+    if (links_[l].active != 1 || links_[l].mark == epoch_) return false;
+  double rate = f.cap;
+  for (const LinkId l : f.links()) {
+    Link& on = links_[l];
+    if (l != seed) sweep(on.flows);
+    on.mark = epoch_;
+    on.seeded = false;
+    on.freed = 0.0;
+    rate = std::min(rate, on.capacity);
+  }
+  f.mark = epoch_;
+  ++components_solved_;
+  ++flows_resolved_;
+  set_rate(slot, rate, now);
+  return true;
+}
+
+// Drops dead flows from a link's list; a dead flow's slot is free once no list holds it.
+void Network::sweep(std::vector<std::uint32_t>& on_link) {
+  std::size_t kept = 0;
+  for (const std::uint32_t slot : on_link) {
+    Flow& f = flows_[slot];
+    if (f.alive) on_link[kept++] = slot;
+    else if (--f.unswept == 0) free_.push_back(slot);
+  }
+  on_link.resize(kept);
 }
 
 // Breadth-first over links and flows from `seed`, sweeping dead flows out of link lists.
-void Network::collect_component(LinkId seed) {
+// Gives up (false) once it has read more than max_visits link entries: a giant component.
+bool Network::collect_component(LinkId seed, std::size_t max_visits) {
   comp_links_.clear();
   comp_flows_.clear();
   links_[seed].mark = epoch_;
   links_[seed].local = 0;
   comp_links_.push_back(seed);
+  std::size_t visits = 0;
   for (std::size_t i = 0; i < comp_links_.size(); ++i) {
     std::vector<std::uint32_t>& on_link = links_[comp_links_[i]].flows;
-    std::size_t kept = 0;
+    sweep(on_link);
+    visits += on_link.size();
+    if (visits > max_visits) return false;
     for (const std::uint32_t slot : on_link) {
       Flow& f = flows_[slot];
-      if (!f.alive) continue;
-      on_link[kept++] = slot;
-      if (f.mark == epoch_) continue;
+      if (f.mark == epoch_) {
+        // Seen by this search, or by one that gave up on this same giant component.
+        if (f.local < comp_flows_.size() && comp_flows_[f.local] == slot) continue;
+        return false;
+      }
       f.mark = epoch_;
       f.local = static_cast<std::uint32_t>(comp_flows_.size());
       comp_flows_.push_back(slot);
       for (const LinkId l : f.links()) {
-        if (links_[l].mark == epoch_) continue;
-        links_[l].mark = epoch_;
-        links_[l].local = static_cast<std::uint32_t>(comp_links_.size());
+        Link& link = links_[l];
+        if (link.mark == epoch_) {
+          if (link.local < comp_links_.size() && comp_links_[link.local] == l) continue;
+          return false;
+        }
+        link.mark = epoch_;
+        link.local = static_cast<std::uint32_t>(comp_links_.size());
         comp_links_.push_back(l);
       }
     }
-    on_link.resize(kept);
   }
+  return true;
 }
 
 void Network::solve_component(SimTime now) {
   ++components_solved_;
   flows_resolved_ += comp_flows_.size();
+  if (window_ > 0)
+    for (const LinkId l : comp_links_) {
+      links_[l].seeded = false;
+      links_[l].freed = 0.0;
+    }
   if (comp_flows_.size() == 1) {  // alone: its slowest link or its cap
     const std::uint32_t slot = comp_flows_[0];
     double rate = flows_[slot].cap;
@@ -191,11 +289,13 @@ void Network::set_rate(std::uint32_t slot, double rate, SimTime now) {
     f.remaining = std::max(0.0, f.remaining - f.rate * ((now_ps - f.last_ps) / kPsPerSecond));
     f.last_ps = now_ps;
   }
+  if (window_ > 0)
+    for (const LinkId l : f.links()) links_[l].load += rate - f.rate;
   f.rate = rate;
   // The bytes left are never below one rounding step's worth when this runs, but clamp
   // anyway: a flow must finish after the instant being processed.
   f.finish = std::max(now + 1, ceil_ps(f.last_ps + f.remaining / rate * kPsPerSecond));
-  finishes_.push(f.finish, slot, 0);
+  finishes_.push(f.finish, slot);
 }
 
 std::optional<double> Network::rate_of(std::uint32_t tag) const {
@@ -231,7 +331,8 @@ void Network::audit_sharing() const {
       throw std::logic_error(fmt::format("link {} carries {} B/s over its capacity {} B/s", l,
                                          load[l], links_[l].capacity));
   // Max-min fair iff every flow has a bottleneck: its cap, or a full link on which no flow
-  // gets more than it does.
+  // gets more than it does. (Local re-shares are feasible, not max-min: not checked.)
+  if (approximate()) return;
   for (const Flow& f : flows_) {
     if (!f.alive || f.rate >= f.cap * (1 - kTol)) continue;
     const bool bottlenecked = std::any_of(f.route, f.route + f.route_len, [&](LinkId l) {

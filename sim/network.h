@@ -11,6 +11,15 @@
 // reshare. A flow finishes at the integer picosecond its last byte arrives (rounded up),
 // so completion is decided by time, never by comparing leftover bytes with an epsilon.
 //
+// Giant components (optional, set_window): re-solving a component of F flows costs O(F),
+// so a component whose flows end one at a time costs O(F^2) (an uneven all-to-all). With a
+// window of W flows, a component found to hold more than W flows is not re-solved whole:
+// only the flows on the links that changed are re-shared (max-min among themselves, on
+// what the other flows of those links leave), the rest keep their rates. Ends may also be
+// deferred: a link whose flows ended re-shares once they freed more than `slack` of its
+// capacity. Rates stay feasible (no link over capacity) but are no longer exactly max-min:
+// an approximation whose error callers measure (bench/README.md). Off by default.
+//
 //   Network net({100e9});                       // one link, 100 GB/s
 //   net.add_flow(route, 1e6, kNoCap, 0.0, /*tag=*/0, 0);  net.reshare(0);
 //   net.next_completion();                      // 10'000'000 ps = 1e6 B / 100 GB/s
@@ -23,6 +32,7 @@
 #include <vector>
 
 #include "sim/event_queue.h"
+#include "sim/finish_heap.h"
 #include "sim/maxmin.h"
 #include "sim/transfer_dag.h"
 #include "sim/units.h"
@@ -52,6 +62,12 @@ class Network {
   void take_completed(SimTime now, std::vector<std::uint32_t>& tags);
   // Re-solves the components touched by flows added or finished since the last call.
   void reshare(SimTime now);
+  // Components of more than `flows` flows are re-shared locally (see above); ends are
+  // deferred until they freed `slack` (0..1) of a link. flows = 0 turns it off.
+  void set_window(std::size_t flows, double slack = 0.0);
+  // Whether some re-share was local (the rates were then not exactly max-min).
+  bool approximate() const { return local_reshares_ + deferred_ > 0; }
+  std::uint64_t local_reshares() const { return local_reshares_; }
 
   std::size_t active_flows() const { return active_; }
   std::size_t links() const { return links_.size(); }
@@ -81,6 +97,8 @@ class Network {
     std::uint32_t mark = 0;   // reshare epoch that last visited it
     std::uint32_t local = 0;  // its index in the component being solved
     bool alive = false;
+    std::uint32_t unswept = 0;  // dead: link lists that still hold it (its slot is reused at 0)
+    std::uint32_t wmark = 0;    // window epoch that last took it
     double bytes = 0.0;
     double remaining = 0.0;  // bytes left as of last_ps
     double rate = 0.0;       // bytes/s; 0 until its first reshare
@@ -95,26 +113,42 @@ class Network {
     std::uint32_t active = 0;          // live flows on it
     std::uint32_t mark = 0;
     std::uint32_t local = 0;
+    std::uint32_t big = 0;        // epoch in which an unfinished search found it in a giant component
+    std::uint32_t big_until = 0;  // reshare count until which it is taken as giant without a search
+    std::uint32_t smark = 0;      // window epoch that last took it as a seed
+    std::uint32_t wmark = 0;      // window epoch that last took it as a window link
+    std::uint32_t wlocal = 0;
+    bool seeded = false;          // a flow was added on it since its last re-share
+    double load = 0.0;            // sum of the rates of its live flows
+    double freed = 0.0;           // rates of flows ended on it since its last re-share
     SimTime busy_since = 0;
     SimTime busy = 0;
     double carried = 0.0;
     double audit_bytes = 0.0;      // integral of the rates on it (audit mode)
     double audit_tolerance = 0.0;  // rounding the integral may differ by (audit mode)
   };
-  void collect_component(LinkId seed);
+  bool collect_component(LinkId seed, std::size_t max_visits);
+  bool solve_alone(LinkId seed, SimTime now);
   void solve_component(SimTime now);
+  void sweep(std::vector<std::uint32_t>& on_link);
+  void reshare_window(SimTime now);
   void set_rate(std::uint32_t flow, double rate, SimTime now);
   void drop_stale_finishes();
   void rebuild_finishes();
 
   std::vector<Link> links_;
   std::vector<Flow> flows_;  // slots, reused through free_
-  std::vector<std::uint32_t> free_, dead_;
+  std::vector<std::uint32_t> free_;
   std::vector<LinkId> seeds_;  // links touched since the last reshare
+  std::vector<LinkId> big_seeds_;  // this reshare's seeds in giant components
+  std::size_t window_ = 0;     // 0: every component re-solved whole
+  double slack_ = 0.0;
+  std::uint32_t reshares_ = 0, wepoch_ = 0;
+  std::uint64_t local_reshares_ = 0, deferred_ = 0;
   // Predicted ends: (time, push order) -> flow slot. A flow re-rated gets a new entry and
   // the old one goes stale (its time no longer matches the flow's); stale entries are
   // skipped when they surface, and the whole queue is rebuilt when they outnumber the live.
-  EventQueue finishes_;
+  FinishQueue finishes_;
   std::size_t active_ = 0;
   std::uint32_t epoch_ = 0;
   bool audit_ = false;
@@ -126,6 +160,8 @@ class Network {
   std::vector<std::uint32_t> comp_links_, comp_flows_;
   std::vector<double> comp_capacity_, comp_cap_, comp_rates_;
   std::vector<std::uint32_t> comp_offsets_, comp_route_;
+  std::vector<double> comp_inside_;  // window: old rates of window flows, per window link
+  std::vector<std::uint8_t> comp_complete_;  // window: every flow of the link is in the window
   MaxMinSolver solver_;
 };
 

@@ -11,6 +11,7 @@ namespace wiresim::sim {
 namespace {
 
 constexpr std::size_t kMaxIndex = std::numeric_limits<std::uint32_t>::max() - 1;
+static_assert(sizeof(DagNode) == 40, "DagNode is meant to stay compact");
 
 // A route lists each link once: a link twice would be counted as two shares of itself.
 void check_distinct(std::span<const LinkId> links) {
@@ -78,6 +79,58 @@ void TransferDag::set_processor(NodeId id, std::uint32_t processor, std::uint32_
 NodeId TransferDag::add_transfer(std::span<const LinkId> links, Bytes bytes,
                                  std::optional<Seconds> latency, BytesPerSec rate_cap,
                                  LabelId label, std::uint32_t track, std::uint32_t peer) {
+  return add_transfer_via(add_route(links), bytes, latency, rate_cap, label, track, peer);
+}
+
+namespace {
+// FNV-1a over the link ids.
+std::uint64_t route_hash(std::span<const LinkId> links) {
+  std::uint64_t hash = 14695981039346656037ull ^ links.size();
+  for (const LinkId l : links) hash = (hash ^ l) * 1099511628211ull;
+  return hash ^ (hash >> 29);
+}
+}  // namespace
+
+// The slot holding the route equal to `links`, or the free slot where it would go.
+std::size_t TransferDag::find_route_slot(std::span<const LinkId> links) const {
+  const std::size_t mask = route_slots_.size() - 1;
+  for (std::size_t i = route_hash(links) & mask;; i = (i + 1) & mask) {
+    const RouteId r = route_slots_[i];
+    if (r == 0) return i;
+    const auto known = route_links(r);
+    if (std::equal(known.begin(), known.end(), links.begin(), links.end())) return i;
+  }
+}
+
+void TransferDag::reserve_routes(std::size_t count) {
+  std::size_t slots = 64;
+  while (slots < 2 * count + 2) slots *= 2;
+  if (slots <= route_slots_.size()) return;
+  std::vector<RouteId> old(slots, 0);
+  old.swap(route_slots_);
+  for (const RouteId r : old)
+    if (r != 0) route_slots_[find_route_slot(route_links(r))] = r;
+  route_offsets_.reserve(count + 1);
+}
+
+RouteId TransferDag::add_route(std::span<const LinkId> links) {
+  if (links.empty()) return 0;
+  if (2 * routes() + 2 > route_slots_.size()) reserve_routes(std::max<std::size_t>(64, routes()) * 2);  // at most half full
+  const std::size_t slot = find_route_slot(links);
+  if (route_slots_[slot] != 0) return route_slots_[slot];
+  check_distinct(links);
+  if (link_pool_.size() + links.size() >= kMaxIndex || routes() >= kMaxIndex)
+    throw std::length_error("TransferDag: more than 2^32 routes or route links");
+  const auto id = static_cast<RouteId>(routes());
+  link_pool_.insert(link_pool_.end(), links.begin(), links.end());
+  route_offsets_.push_back(static_cast<std::uint32_t>(link_pool_.size()));
+  route_slots_[slot] = id;
+  return id;
+}
+
+NodeId TransferDag::add_transfer_via(RouteId route, Bytes bytes, std::optional<Seconds> latency,
+                                     BytesPerSec rate_cap, LabelId label, std::uint32_t track,
+                                     std::uint32_t peer) {
   if (!(bytes.count() >= 0.0) || !std::isfinite(bytes.count()))
     throw std::invalid_argument(fmt::format("add_transfer: bytes must be finite and >= 0, got {}",
                                             bytes.count()));
@@ -89,23 +142,18 @@ NodeId TransferDag::add_transfer(std::span<const LinkId> links, Bytes bytes,
         fmt::format("add_transfer: rate_cap must be > 0, got {} B/s", rate_cap.count()));
   if (label >= labels_.size())
     throw std::out_of_range(fmt::format("add_transfer: unknown label {}", label));
-  if (nodes_.size() >= kMaxIndex || link_pool_.size() + links.size() >= kMaxIndex)
-    throw std::length_error("TransferDag: more than 2^32 nodes or links");
-  check_distinct(links);
-
-  DagNode n;
+  if (route >= routes()) throw std::out_of_range(fmt::format("add_transfer: unknown route {}", route));
+  if (nodes_.size() >= kMaxIndex) throw std::length_error("TransferDag: more than 2^32 nodes");
+  DagNode& n = nodes_.emplace_back();
   n.kind = NodeKind::transfer;
+  n.explicit_latency = latency.has_value();
   n.label = label;
   n.track = track;
   n.peer = peer;
-  n.links_begin = static_cast<std::uint32_t>(link_pool_.size());
-  link_pool_.insert(link_pool_.end(), links.begin(), links.end());
-  n.links_end = static_cast<std::uint32_t>(link_pool_.size());
+  n.route = route;
   n.bytes = bytes;
   n.latency = latency.value_or(Seconds{0.0});
   n.rate_cap = rate_cap;
-  nodes_.push_back(n);
-  explicit_latency_.push_back(latency.has_value());
   pred_count_.push_back(0);
   frozen_ = false;
   return static_cast<NodeId>(nodes_.size() - 1);
@@ -118,14 +166,11 @@ NodeId TransferDag::add_delay(Seconds duration, LabelId label, std::uint32_t tra
   if (label >= labels_.size())
     throw std::out_of_range(fmt::format("add_delay: unknown label {}", label));
   if (nodes_.size() >= kMaxIndex) throw std::length_error("TransferDag: more than 2^32 nodes");
-  DagNode n;
+  DagNode& n = nodes_.emplace_back();
   n.kind = NodeKind::delay;
   n.label = label;
   n.track = track;
-  n.links_begin = n.links_end = static_cast<std::uint32_t>(link_pool_.size());
   n.latency = duration;
-  nodes_.push_back(n);
-  explicit_latency_.push_back(true);
   pred_count_.push_back(0);
   frozen_ = false;
   return static_cast<NodeId>(nodes_.size() - 1);
@@ -149,11 +194,6 @@ LabelId TransferDag::intern_label(std::string_view label) {
   labels_.push_back(key);
   label_index_.emplace(key, id);
   return id;
-}
-
-std::span<const LinkId> TransferDag::links(NodeId id) const {
-  const DagNode& n = nodes_[id];
-  return {link_pool_.data() + n.links_begin, n.links_end - n.links_begin};
 }
 
 std::span<const NodeId> TransferDag::successors(NodeId id) const {
@@ -193,7 +233,6 @@ void TransferDag::freeze() const {
 
 void TransferDag::reserve(std::size_t nodes, std::size_t links, std::size_t dependencies) {
   nodes_.reserve(nodes);
-  explicit_latency_.reserve(nodes);
   pred_count_.reserve(nodes);
   link_pool_.reserve(links);
   edges_.reserve(dependencies);

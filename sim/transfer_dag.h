@@ -9,6 +9,11 @@
 // scheduling, so a later micro-batch's kernel fills the gap while an earlier one waits on
 // the wire. A waiting node's start is when it got the processor, not when it became ready.
 //
+// Routes are interned: a route (its list of links) is stored once, however many transfers
+// cross it, and a transfer names it by RouteId. add_route() returns the id of an equal
+// route already stored; a builder that sends many chunks between the same ranks asks once
+// and then adds transfers with add_transfer_via() at no cost per link.
+//
 // A transfer pays its latency first (by default the sum of its links' latencies, which is
 // right for a path; a multicast tree passes its deepest root-to-leaf latency explicitly),
 // then its bytes flow at the max-min fair rate it is allotted on every one of its links,
@@ -19,6 +24,7 @@
 //   auto a = dag.add_transfer({{0, 1}}, Bytes{1e6});          // over links 0 and 1
 //   auto b = dag.add_delay(Seconds{2e-6});                    // e.g. a reduction
 //   dag.add_dependency(a, b);
+//   auto r = dag.add_route({{0, 1}});  dag.add_transfer_via(r, Bytes{1e6});  // same links as a
 #pragma once
 
 #include <cstdint>
@@ -36,17 +42,18 @@ namespace wiresim::sim {
 using LinkId = std::uint32_t;
 using NodeId = std::uint32_t;
 using LabelId = std::uint16_t;
+using RouteId = std::uint32_t;  // 0 is the empty route (no links)
 
 enum class NodeKind : std::uint8_t { transfer, delay };
 
-// Compact by design: collectives at 16k ranks make tens of millions of nodes.
+// Compact by design (40 bytes): collectives at 16k ranks make tens of millions of nodes.
 struct DagNode {
   NodeKind kind = NodeKind::delay;
+  bool explicit_latency = true;  // false: the route's summed link latencies, resolved at run
   LabelId label = 0;           // index into TransferDag::labels(): what the node is ("ring step")
   std::uint32_t track = 0;     // who does it, for traces (a GPU index, say)
   std::uint32_t peer = 0;      // the other end of a transfer, for traces (informational)
-  std::uint32_t links_begin = 0;  // this node's links are links()[links_begin, links_end)
-  std::uint32_t links_end = 0;
+  RouteId route = 0;           // its links: TransferDag::route_links(route)
   Bytes bytes;                 // transfer: payload on every link
   Seconds latency;             // transfer: paid before bytes flow; delay: its duration
   BytesPerSec rate_cap = BytesPerSec::unlimited();
@@ -63,6 +70,16 @@ class TransferDag {
                       std::optional<Seconds> latency = std::nullopt,
                       BytesPerSec rate_cap = BytesPerSec::unlimited(), LabelId label = 0,
                       std::uint32_t track = 0, std::uint32_t peer = 0);
+  // The same over a route from add_route(): no copy, no check of its links again.
+  NodeId add_transfer_via(RouteId route, Bytes bytes, std::optional<Seconds> latency = std::nullopt,
+                          BytesPerSec rate_cap = BytesPerSec::unlimited(), LabelId label = 0,
+                          std::uint32_t track = 0, std::uint32_t peer = 0);
+  // Stores a route (each link at most once) or finds the equal one stored; 0 when empty.
+  RouteId add_route(std::span<const LinkId> links);
+  std::span<const LinkId> route_links(RouteId route) const {
+    return {link_pool_.data() + route_offsets_[route], route_offsets_[route + 1] - route_offsets_[route]};
+  }
+  std::size_t routes() const { return route_offsets_.size() - 1; }
   NodeId add_delay(Seconds duration, LabelId label = 0, std::uint32_t track = 0);
   // `after` starts only once `before` has ended.
   void add_dependency(NodeId before, NodeId after);
@@ -87,8 +104,8 @@ class TransferDag {
 
   std::size_t size() const { return nodes_.size(); }
   const DagNode& node(NodeId id) const { return nodes_[id]; }
-  std::span<const LinkId> links(NodeId id) const;
-  bool latency_is_explicit(NodeId id) const { return explicit_latency_[id]; }
+  std::span<const LinkId> links(NodeId id) const { return route_links(nodes_[id].route); }
+  bool latency_is_explicit(NodeId id) const { return nodes_[id].explicit_latency; }
   // Successors of a node (available after freeze(); run_dag freezes on its own).
   std::span<const NodeId> successors(NodeId id) const;
   std::uint32_t predecessor_count(NodeId id) const { return pred_count_[id]; }
@@ -96,16 +113,23 @@ class TransferDag {
   // Builds the compressed successor/predecessor lists; adding nodes afterwards unfreezes.
   // (The predecessor lists are built on first use: running a DAG needs only successors.)
   void freeze() const;
-  // Makes room for this many nodes, route links (all transfers together) and dependencies,
+  // Makes room for this many nodes, route links (all routes together) and dependencies,
   // so that building a large DAG does not reallocate, and briefly double, its arrays.
   void reserve(std::size_t nodes, std::size_t links, std::size_t dependencies);
+  // Makes room for this many distinct routes (their table would otherwise grow by doubling).
+  void reserve_routes(std::size_t routes);
   // A name for messages: "<label> #<id> (track t)".
   std::string describe(NodeId id) const;
 
  private:
   std::vector<DagNode> nodes_;
-  std::vector<bool> explicit_latency_;
-  std::vector<LinkId> link_pool_;  // every node's links, back to back
+  std::vector<LinkId> link_pool_;  // every route's links, back to back
+  // Route r is link_pool_[route_offsets_[r], route_offsets_[r + 1]); route 0 is empty.
+  std::vector<std::uint32_t> route_offsets_{0, 0};
+  // Interning: an open-addressing table of route ids by a hash of their links (0 = free
+  // slot; at most half full), 8 bytes a route at most.
+  std::vector<RouteId> route_slots_;
+  std::size_t find_route_slot(std::span<const LinkId> links) const;
   std::vector<Binding> bindings_;  // empty, or one per node up to the last bound one
   // Edges added since the last freeze(); freeze() merges them into the CSR lists and
   // empties this, so a frozen DAG holds each edge twice (4 bytes each way), not three times.

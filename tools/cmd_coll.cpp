@@ -1,7 +1,9 @@
 // wiresim coll OP --topo T.yaml: one collective over a range of sizes, printed like
 // nccl-tests (table), or as the CSV/JSON contract of shared/DESIGN.md.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -12,8 +14,10 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "models/alpha_beta.h"
+#include "models/fidelity.h"
 #include "models/limits.h"
 #include "models/machine.h"
 #include "models/run.h"
@@ -40,7 +44,7 @@ struct CollOptions {
   std::string algo = "auto";
   std::string proto = "auto";
   int channels = 0;
-  int aggregate = 1;
+  std::string aggregate = "auto";
   int root = 0;
   std::string dtype = "float";
   std::string format = "table";
@@ -100,6 +104,53 @@ struct Row {
   long long count = 0;
   models::Outcome outcome;
   std::optional<models::Decision> decision;
+  std::string fidelity;   // what auto fidelity chose, when it was not plain full detail
+  double error = 0.0;     // its measured relative error
+  bool measured = false;  // aggregation or extrapolation: the error was measured
+};
+
+// --aggregate: "auto" (nullopt) or a factor K >= 1 (1 = full detail).
+std::optional<int> parse_aggregate(const std::string& text) {
+  if (text == "auto") return std::nullopt;
+  int k = 0;
+  std::size_t used = 0;
+  try {
+    k = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty()) throw InputError(fmt::format("--aggregate: expected auto or a whole number, got '{}'", text));
+  if (k < 1) throw InputError(fmt::format("--aggregate: expected 1 or more, got {}", k));
+  return k;
+}
+
+// A progress bar on stderr for simulations that take more than a second: redrawn in place
+// on a terminal; elsewhere (a log) a line per tenth, and only once it has run 5 s.
+class ProgressBar {
+ public:
+  explicit ProgressBar(std::string what) : what_(std::move(what)), terminal_(isatty(STDERR_FILENO) != 0) {}
+  ~ProgressBar() {
+    if (drawn_ && terminal_) fmt::print(stderr, "\r{:<70}\r", "");
+  }
+  void operator()(std::size_t done, std::size_t total) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (elapsed < (terminal_ ? 1.0 : 5.0) || total == 0) return;
+    const int tenths = static_cast<int>(10 * done / total);
+    if (!terminal_ && tenths == last_) return;
+    last_ = tenths;
+    const int width = 30, filled = static_cast<int>(width * done / total);
+    fmt::print(stderr, "{}wiresim: simulating {} [{}{}] {:3.0f}%{}", terminal_ ? "\r" : "", what_,
+               std::string(filled, '#'), std::string(width - filled, ' '), 100.0 * done / total, terminal_ ? "" : "\n");
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+
+ private:
+  std::string what_;
+  bool terminal_;
+  bool drawn_ = false;
+  int last_ = -1;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
 std::string link_name(const topo::LinkGraph& g, sim::LinkId l) { return g.link_name(l); }
@@ -171,6 +222,10 @@ void print_table(const CollOptions& o, const models::Machine& machine, const mod
                o.dtype, redop, rooted ? problem.root : -1, r.outcome.time.us(), r.outcome.algbw_GBps,
                r.outcome.busbw_GBps, models::to_string(r.outcome.choice.algorithm),
                models::to_string(r.outcome.choice.protocol));
+    if (!r.fidelity.empty() && r.measured)
+      fmt::print("#   ^ a large run: {}; measured error {:.2g}%\n", r.fidelity, 100.0 * r.error);
+    else if (!r.fidelity.empty())
+      fmt::print("#   ^ a large run: {}\n", r.fidelity);
     bus_sum += r.outcome.busbw_GBps;
   }
   fmt::print("# Avg bus bandwidth    : {:.3f} GB/s\n", rows.empty() ? 0.0 : bus_sum / rows.size());
@@ -213,6 +268,8 @@ void print_json(const CollOptions& o, const models::Machine& machine, const mode
     row["algbw_GBps"] = r.outcome.algbw_GBps;
     row["busbw_GBps"] = r.outcome.busbw_GBps;
     row["shape"] = r.outcome.shape;
+    if (!r.fidelity.empty()) row["fidelity"] = r.fidelity;
+    if (r.measured) row["error_estimate"] = r.error;
     auto& hot = row["busiest_links"] = nlohmann::ordered_json::array();
     for (const auto& h : r.outcome.hottest)
       hot.push_back({{"link", machine.graph().link_name(h.link)}, {"utilisation", h.utilisation},
@@ -305,7 +362,7 @@ int run_coll(const CollOptions& o) {
     if (o.channels < 1 || o.channels > 64) throw InputError(fmt::format("--channels: expected 1..64, got {}", o.channels));
     tuner.channels = o.channels;
   }
-  if (o.aggregate < 1) throw InputError(fmt::format("--aggregate: expected 1 or more, got {}", o.aggregate));
+  const std::optional<int> aggregate = parse_aggregate(o.aggregate);
   const int element = dtype_size(o.dtype);
   auto sizes = parse_sizes(o.sizes);
   const MachineInput input = load_machine_input(o.topo, topo::parse_overrides(o.settings), o.overlay, o.params);
@@ -344,10 +401,28 @@ int run_coll(const CollOptions& o) {
     row.count = nccl_tests_count(*op, row.size, element, n);
     problem.size = row.size;
     row.decision = models::tune(machine, problem, tuner);
-    row.decision->best.aggregation = o.aggregate;
     const bool last = &requested == &sizes.back();
-    row.outcome = models::run_collective(machine, problem, row.decision->best, method,
-                                         last && !o.trace.empty() && method == models::Method::simulate ? &detail : nullptr);
+    models::Detail* keep = last && !o.trace.empty() && method == models::Method::simulate ? &detail : nullptr;
+    if (method == models::Method::simulate && !aggregate) {
+      // --aggregate auto: full detail while the plan is small, else what keeps it fast.
+      const models::Fidelity fidelity = models::auto_fidelity(machine, problem, row.decision->best);
+      ProgressBar bar(fmt::format("{} {}", models::to_string(problem.op), sim::format_size(row.size)));
+      sim::RunOptions options;
+      options.progress = [&bar](std::size_t done, std::size_t total) { bar(done, total); };
+      const models::Scaled scaled = models::run_scaled(machine, problem, row.decision->best, fidelity, options, keep);
+      row.outcome = scaled.outcome;
+      if (fidelity.aggregation > 1 || fidelity.extrapolate > 1 || scaled.approximate_sharing) {
+        row.fidelity = scaled.note;
+        row.error = scaled.error;
+        row.measured = fidelity.aggregation > 1 || fidelity.extrapolate > 1;
+        if (o.format == "csv")
+          fmt::print(stderr, "wiresim: {} at {}: {}{}\n", models::to_string(problem.op), sim::format_size(row.size),
+                     scaled.note, row.measured ? fmt::format("; measured error {:.2g}%", 100.0 * scaled.error) : "");
+      }
+    } else {
+      row.decision->best.aggregation = aggregate.value_or(1);
+      row.outcome = models::run_collective(machine, problem, row.decision->best, method, keep);
+    }
     if (!o.explain && o.format != "json") row.decision.reset();
     rows.push_back(std::move(row));
   }
@@ -378,8 +453,9 @@ void add_coll_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--proto", o->proto, "auto, ll, ll128, simple");
   cmd->add_option("--channels", o->channels, "channels (default: the GPU architecture's)");
   cmd->add_option("--aggregate", o->aggregate,
-                  "fidelity: merge up to K consecutive chunks, then ring/pairwise steps, into one transfer "
-                  "(default 1 = full detail; docs/scale.md)");
+                  "fidelity: auto (default: full detail unless the run would be large, then aggregation or "
+                  "size extrapolation with its measured error), 1 = always full detail, or K: merge up to K "
+                  "consecutive chunks, then ring/pairwise steps, into one transfer (docs/scale.md)");
   cmd->add_option("--root", o->root, "root rank for broadcast and reduce (default 0)");
   cmd->add_option("--dtype", o->dtype, "element type: float, half, bf16, fp8, double, int8, int32, int64");
   cmd->add_option("--format", o->format, "table (nccl-tests columns), csv or json");

@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
     if (routed[pair]) continue;
     routed[pair] = true;
     std::vector<sg4::LinkInRoute> route;
-    for (auto i = t.route_begin; i < t.route_end; ++i) route.emplace_back(links[w.route_pool[i]]);
+    for (auto i = w.route_offsets[t.route]; i < w.route_offsets[t.route + 1]; ++i) route.emplace_back(links[w.route_pool[i]]);
     zone->add_route(hosts[t.src]->get_netpoint(), hosts[t.dst]->get_netpoint(), nullptr, nullptr, route, false);
   }
   zone->seal();

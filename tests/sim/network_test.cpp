@@ -59,3 +59,67 @@ TEST_CASE("network: flows ending at one instant are taken together") {
   net.reshare(100'000'000);
   CHECK_FALSE(net.next_completion().has_value());
 }
+
+TEST_CASE("network: a window re-shares a giant component around the change only") {
+  // Links A = 0 and B = 1, 100 GB/s each. f1 on A; f2 on A and B; f3 and f4 on B.
+  // Exact max-min: B's three flows get 100/3 GB/s each, f1 the rest of A: 200/3.
+  Network net({100e9, 100e9});
+  const std::vector<LinkId> a{0}, ab{0, 1}, b{1};
+  net.set_window(1);  // components of more than one flow are giant
+  net.add_flow(a, 1e9, Network::kNoCap, 0.0, 1, 0);
+  net.add_flow(ab, 1e9, Network::kNoCap, 0.0, 2, 0);
+  net.add_flow(b, 1e3, Network::kNoCap, 0.0, 3, 0);
+  net.add_flow(b, 1e9, Network::kNoCap, 0.0, 4, 0);
+  net.reshare(0);
+  // Every link was touched: the window holds every flow, so the rates are the exact ones.
+  CHECK(*net.rate_of(2) == doctest::Approx(100e9 / 3));
+  CHECK(*net.rate_of(3) == doctest::Approx(100e9 / 3));
+  CHECK(*net.rate_of(1) == doctest::Approx(200e9 / 3));
+  // f3 (1 kB at 33.3 GB/s) ends at 30 ns. Exact max-min would now give f1, f2, f4 50 GB/s
+  // each. The window is B's flows, f2 and f4: B is theirs (100 GB/s), but on A f1 keeps
+  // its 66.7 GB/s and f2 may use only the 33.3 GB/s it leaves; so f2 stays at 33.3 and
+  // f4 takes the other 66.7. Feasible (A and B full), not max-min.
+  const SimTime end3 = *net.next_completion();
+  CHECK(end3 == 30'000);
+  std::vector<std::uint32_t> done;
+  net.take_completed(end3, done);
+  CHECK(done == std::vector<std::uint32_t>{3});
+  net.reshare(end3);
+  CHECK(net.approximate());
+  CHECK(net.local_reshares() >= 1);
+  CHECK(*net.rate_of(2) == doctest::Approx(100e9 / 3));
+  CHECK(*net.rate_of(4) == doctest::Approx(200e9 / 3));
+  CHECK(*net.rate_of(1) == doctest::Approx(200e9 / 3));
+}
+
+TEST_CASE("network: ends in a giant component wait until they free the slack") {
+  // Link 0 (100 GB/s) carries five flows of 20 GB/s; link 1 joins them into one component
+  // with a sixth flow. Slack 0.3: one end frees 20% of link 0 (wait), the second 40%.
+  Network net({100e9, 1e12});
+  const std::vector<LinkId> l0{0}, both{0, 1}, l1{1};
+  net.set_window(1, 0.3);
+  net.add_flow(l0, 1e3, Network::kNoCap, 0.0, 0, 0);   // 1 kB: ends first
+  net.add_flow(l0, 2e3, Network::kNoCap, 0.0, 1, 0);   // 2 kB: ends second
+  for (std::uint32_t t = 2; t < 4; ++t) net.add_flow(l0, 1e9, Network::kNoCap, 0.0, t, 0);
+  net.add_flow(both, 1e9, Network::kNoCap, 0.0, 4, 0);
+  net.add_flow(l1, 1e9, 500e9, 0.0, 5, 0);             // capped: link 1 has room left
+  net.reshare(0);
+  CHECK(*net.rate_of(2) == doctest::Approx(20e9));
+  CHECK(*net.rate_of(5) == doctest::Approx(500e9));
+  std::vector<std::uint32_t> done;
+  SimTime t = *net.next_completion();  // flow 0: 1 kB at 20 GB/s = 50 ns
+  CHECK(t == 50'000);
+  net.take_completed(t, done);
+  net.reshare(t);
+  // 20% freed: deferred, every rate as it was (link 0 runs at 80%).
+  CHECK(*net.rate_of(2) == doctest::Approx(20e9));
+  CHECK(*net.rate_of(1) == doctest::Approx(20e9));
+  t = *net.next_completion();  // flow 1: 2 kB at 20 GB/s = 100 ns
+  CHECK(t == 100'000);
+  net.take_completed(t, done);
+  net.reshare(t);
+  // 40% freed: link 0's three flows share it again, 33.3 GB/s each (exact here: flow 4's
+  // other link has room).
+  CHECK(*net.rate_of(2) == doctest::Approx(100e9 / 3));
+  CHECK(*net.rate_of(4) == doctest::Approx(100e9 / 3));
+}

@@ -118,12 +118,17 @@ TEST_CASE("absurd requests: refused up front with the estimate and the limit") {
   // 10 million GPUs.
   expect_one_line_error(wiresim("coll all_reduce --topo topologies/cluster-h100-ib.yaml --set nodes=1250000"),
                         "nodes", "100000");
-  // 16,000 GPUs: the topology builds, the plan of some 8e9 transfers would need 1.5 TiB.
+  // 16,000 GPUs: the topology builds, the plan of some 8e9 transfers would need 1.5 TiB at
+  // full detail (--aggregate 1; by default coll aggregates instead: tools/coll_scale_test).
   expect_one_line_error(wiresim("coll all_reduce --topo topologies/cluster-h100-ib.yaml --set nodes=2000 "
-                                "--sizes 1GiB --algo ring"),
+                                "--sizes 1GiB --algo ring --aggregate 1"),
                         "--max-memory", "the limit is 8 GiB");
-  expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --sizes 400TB --algo ring"),
+  expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --sizes 400TB --algo ring --aggregate 1"),
                         "--max-memory", "GiB of memory");
+  expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --aggregate 0"), "--aggregate",
+                        "expected 1 or more");
+  expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --aggregate lots"), "--aggregate",
+                        "expected auto or a whole number");
   expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --sizes 1GiB --algo ring --proto ll "
                                 "--max-events 1e4"),
                         "--max-events", "the limit is 1e+04");
