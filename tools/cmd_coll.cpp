@@ -18,7 +18,10 @@
 #include "models/machine.h"
 #include "models/run.h"
 #include "models/tuner.h"
-#include "sim/input_error.h"
+#include "input/collective.h"
+#include "input/file.h"
+#include "input/input_error.h"
+#include "input/lines.h"
 #include "sim/trace.h"
 #include "sim/units.h"
 #include "tools/coll_common.h"
@@ -29,13 +32,13 @@
 namespace wiresim::tools {
 namespace {
 
-using sim::InputError;
+using input::InputError;
 
 struct CollOptions {
   std::string op;
   std::string topo;
   std::vector<std::string> settings;
-  int gpus = 0;
+  std::optional<int> gpus;   // default: every GPU of the topology
   std::string sizes = "8B:8GiB:2";
   std::string algo = "auto";
   std::string proto = "auto";
@@ -155,11 +158,9 @@ void print_table(const CollOptions& o, const models::Machine& machine, const mod
   fmt::print("# wiresim coll {} on {}: {} GPUs ({}, {}), model {}\n", models::to_string(problem.op), o.topo,
              problem.ranks.size(), gpu0.model.empty() ? "gpu" : gpu0.model, machine.arch_name(), o.model);
   fmt::print("# sizes are nccl-tests sizes; GB/s = 1e9 B/s; busbw = algbw x {}\n",
-             problem.op == models::Collective::all_reduce ? "2(n-1)/n"
-             : (problem.op == models::Collective::broadcast || problem.op == models::Collective::reduce ||
-                problem.op == models::Collective::send_recv) ? "1" : "(n-1)/n");
+             input::bus_factor_formula(problem.op));
   if (o.explain) print_transports(machine, problem);
-  const bool rooted = problem.op == models::Collective::broadcast || problem.op == models::Collective::reduce;
+  const bool rooted = input::rooted(problem.op);
   const std::string redop = models::reduces(problem.op) ? "sum" : "none";
   fmt::print("#\n#{:>12} {:>12} {:>8} {:>6} {:>6} {:>10} {:>8} {:>8}  {}\n", "size", "count", "type", "redop", "root",
              "time", "algbw", "busbw", "algorithm");
@@ -245,32 +246,20 @@ void write_trace(const std::string& path, const models::Machine& machine, const 
 // An all_to_all traffic matrix: n lines of n sizes with units ("1MiB"), the bytes rank i
 // sends rank j on line i, column j; '#' starts a comment. The diagonal is ignored.
 std::vector<double> read_matrix(const std::string& path, int n) {
-  if (std::filesystem::is_directory(path)) throw InputError(path, 0, 0, "expected a file, got a folder");
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, 0, "cannot open the traffic matrix");
+  const std::string text = input::read_file(path);
+  input::Lines lines(text, path);
   std::vector<double> m;
-  std::string line;
   int row = 0;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    if (row == n) throw InputError(path, number, 1, fmt::format("expected {} rows (one per rank), found more", n));
-    int column = 0;
-    std::size_t start = 0;
-    while (start <= line.size()) {
-      const std::size_t end = std::min(line.find(',', start), line.size());
-      const std::string cell = line.substr(start, end - start);
-      if (column == n)
-        throw InputError(path, number, static_cast<int>(start) + 1, fmt::format("expected {} columns, found more", n));
-      try {
-        m.push_back(sim::parse_size(cell).count());
-      } catch (const std::invalid_argument& e) {
-        throw InputError(path, number, static_cast<int>(start) + 1, e.what());
-      }
-      ++column;
-      start = end + 1;
-    }
-    if (column != n) throw InputError(path, number, 1, fmt::format("expected {} columns, found {}", n, column));
+  while (const auto line = lines.next()) {
+    const std::string_view cells = line->text.substr(0, line->text.find('#'));
+    if (input::is_blank(cells)) continue;
+    if (row == n) line->fail(1, fmt::format("expected {} rows (one per rank), found more", n));
+    const auto fields = input::split_fields(cells);
+    if (static_cast<int>(fields.size()) > n)
+      line->fail(fields[n].column, fmt::format("expected {} columns, found more", n));
+    for (const auto& f : fields) m.push_back(line->as_size(f, "").count());
+    if (static_cast<int>(fields.size()) != n)
+      line->fail(1, fmt::format("expected {} columns, found {}", n, fields.size()));
     ++row;
   }
   if (row != n) throw InputError(path, row + 1, 1, fmt::format("expected {} rows (one per rank), found {}", n, row));
@@ -317,7 +306,7 @@ int run_coll(const CollOptions& o) {
   problem.root = o.root;
   problem.limits = {models::parse_max_memory(o.max_memory), models::parse_max_events(o.max_events)};
   const auto& gpus = graph.gpus();
-  const int n = o.gpus == 0 ? static_cast<int>(gpus.size()) : o.gpus;
+  const int n = o.gpus.value_or(static_cast<int>(gpus.size()));
   if (n < 2 || n > static_cast<int>(gpus.size()))
     throw InputError(fmt::format("--gpus: expected 2..{} (the GPUs in {}), got {}", gpus.size(), o.topo, n));
   problem.ranks.assign(gpus.begin(), gpus.begin() + n);

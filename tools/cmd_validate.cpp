@@ -8,20 +8,23 @@
 //   error % = 100 x (predicted busbw / measured busbw - 1) = 100 x (t_measured / t_predicted - 1).
 // A file that cannot be read or mapped is reported in one line and skipped.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
 
+#include "input/file.h"
+#include "input/keys.h"
+#include "input/lines.h"
 #include "models/machine.h"
 #include "models/run.h"
 #include "models/tuner.h"
@@ -111,52 +114,49 @@ Stats region(const Result& r, int which) {   // 0 all, 1 small, 2 large
 // ---- the map ------------------------------------------------------------------------------
 
 std::map<std::string, Mapping> read_map(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw InputError(path, 0, 0, "cannot open the validation map (give --map FILE)");
-  } catch (const YAML::ParserException& e) {
-    throw InputError(path, e.mark.line + 1, e.mark.column + 1, e.msg);
-  }
-  const auto fail = [&](const YAML::Node& n, const std::string& what) {
-    throw InputError(path, n.Mark().line + 1, n.Mark().column + 1, what);
-  };
-  const auto sets = root["datasets"];
-  if (!sets || !sets.IsMap()) fail(root, "expected a mapping 'datasets: {file: {...}}'");
+  using input::find;
+  const input::Value root = input::read_yaml_file(path);
+  input::require_map(root, "validation map");
+  const input::Value& sets = input::require(root, "datasets", "");
+  input::require_map(sets, "datasets");
   const fs::path base = fs::path(path).parent_path();
   std::map<std::string, Mapping> out;
-  static const std::vector<std::string> kKeys{"topology", "set", "gpus", "gpus_per_node", "ranks", "collective",
-                                              "p2p", "algo", "proto", "channels", "role", "note", "unmapped"};
-  for (const auto& kv : sets) {
-    const auto file = kv.first.as<std::string>();
-    const auto& n = kv.second;
-    if (!n.IsMap()) fail(n, file + ": expected a mapping");
-    for (const auto& f : n)
-      if (std::find(kKeys.begin(), kKeys.end(), f.first.as<std::string>()) == kKeys.end())
-        fail(f.first, fmt::format("{}: unknown key '{}' (expected one of: {})", file, f.first.as<std::string>(),
-                                  fmt::join(kKeys, ", ")));
+  static constexpr std::array<std::string_view, 13> kKeys{"topology", "set", "gpus", "gpus_per_node", "ranks",
+                                                          "collective", "p2p", "algo", "proto", "channels", "role",
+                                                          "note", "unmapped"};
+  for (const auto& kv : sets.entries) {
+    const std::string& file = kv.key;
+    const input::Value& n = kv.value;
+    input::require_map(n, file);
+    input::check_keys(n, kKeys, file);
+    const auto text = [&](const char* key) { return input::as_string(*find(n, key), file + "." + key); };
+    const auto count = [&](const char* key, long most) {
+      return static_cast<int>(input::as_count(*find(n, key), file + "." + key, 1, most));
+    };
     Mapping m;
-    try {
-      if (n["unmapped"]) m.unmapped = n["unmapped"].as<std::string>();
-      if (n["topology"]) m.topology = (base / n["topology"].as<std::string>()).lexically_normal().string();
-      else if (!m.unmapped) fail(n, file + ": missing 'topology' (or 'unmapped: reason')");
-      if (n["set"])
-        for (const auto& s : n["set"]) m.settings[s.first.as<std::string>()] = s.second.as<std::string>();
-      if (n["gpus"]) m.gpus = n["gpus"].as<int>();
-      if (n["gpus_per_node"]) m.gpus_per_node = n["gpus_per_node"].as<int>();
-      if (n["ranks"]) m.ranks = n["ranks"].as<std::vector<int>>();
-      if (n["collective"]) m.collective = n["collective"].as<std::string>();
-      if (n["p2p"]) m.p2p = n["p2p"].as<bool>();
-      if (n["algo"]) m.algo = n["algo"].as<std::string>();
-      if (n["proto"]) m.proto = n["proto"].as<std::string>();
-      if (n["channels"]) m.channels = n["channels"].as<int>();
-      if (n["role"]) m.role = n["role"].as<std::string>();
-      if (n["note"]) m.note = n["note"].as<std::string>();
-    } catch (const YAML::Exception& e) {
-      throw InputError(path, e.mark.line + 1, e.mark.column + 1, file + ": " + e.msg);
+    if (find(n, "unmapped")) m.unmapped = text("unmapped");
+    if (find(n, "topology")) m.topology = (base / text("topology")).lexically_normal().string();
+    else if (!m.unmapped) input::fail(n, file + ": missing 'topology' (or 'unmapped: reason')");
+    if (const input::Value* set = find(n, "set")) {
+      input::require_map(*set, file + ".set");
+      for (const auto& s : set->entries) m.settings[s.key] = input::as_string(s.value, file + ".set." + s.key);
     }
-    if (m.role != "fit" && m.role != "holdout") fail(n["role"], file + ": role: expected fit or holdout");
+    if (find(n, "gpus")) m.gpus = count("gpus", 10'000'000);
+    if (find(n, "gpus_per_node")) m.gpus_per_node = count("gpus_per_node", 100'000);
+    if (const input::Value* ranks = find(n, "ranks")) {
+      input::require_sequence(*ranks, file + ".ranks");
+      for (std::size_t i = 0; i < ranks->items.size(); ++i)
+        m.ranks.push_back(static_cast<int>(
+            input::as_count(ranks->items[i], input::index_path(file + ".ranks", i), 0, 10'000'000)));
+    }
+    if (find(n, "collective")) m.collective = text("collective");
+    if (const input::Value* p2p = find(n, "p2p")) m.p2p = input::as_bool(*p2p, file + ".p2p");
+    if (find(n, "algo")) m.algo = text("algo");
+    if (find(n, "proto")) m.proto = text("proto");
+    if (find(n, "channels")) m.channels = count("channels", 64);
+    if (find(n, "role")) m.role = text("role");
+    if (find(n, "note")) m.note = text("note");
+    if (m.role != "fit" && m.role != "holdout") input::fail(*find(n, "role"), file + ": role: expected fit or holdout");
     out[file] = m;
   }
   return out;
@@ -170,20 +170,18 @@ struct DataFile {
 };
 
 DataFile read_csv(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, 0, "cannot open");
+  const std::string text = input::read_file(path);
+  input::Lines lines(text, path);
   DataFile d;
-  std::string line;
-  int line_no = 0;
   bool header = false;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  while (const auto next = lines.next()) {
+    const std::string line(next->text);
     if (line.empty()) continue;
     if (line[0] == '#') {
       if (line.rfind("# collective:", 0) == 0) {
-        std::istringstream words(line.substr(13));
-        for (std::string w; words >> w && d.collective.empty();) {
+        for (const input::Field& word : input::split_words(next->text.substr(13))) {
+          if (!d.collective.empty()) break;
+          std::string w(word.text);
           while (!w.empty() && (w.back() == ',' || w.back() == ';')) w.pop_back();
           // The MPI build of nccl-tests names its binaries all_reduce_perf_mpi.
           if (w.size() > 4 && w.compare(w.size() - 4, 4, "_mpi") == 0) w.resize(w.size() - 4);
@@ -194,13 +192,17 @@ DataFile read_csv(const std::string& path) {
     }
     if (!header) {
       if (line.rfind("size_bytes,time_us", 0) != 0)
-        throw InputError(path, line_no, 1, "expected the header 'size_bytes,time_us,algbw_GBps,busbw_GBps'");
+        next->fail(1, "expected the header 'size_bytes,time_us,algbw_GBps,busbw_GBps'");
       header = true;
       continue;
     }
     Point p;
-    if (std::sscanf(line.c_str(), "%lf,%lf", &p.size, &p.measured_us) != 2 || p.size <= 0 || p.measured_us <= 0)
-      throw InputError(path, line_no, 1, fmt::format("expected size_bytes,time_us,..., got '{}'", line));
+    const auto fields = input::split_fields(next->text);
+    if (fields.size() < 2) next->fail(1, fmt::format("expected size_bytes,time_us,..., got '{}'", line));
+    p.size = next->as_number(fields[0], "size_bytes");
+    p.measured_us = next->as_number(fields[1], "time_us");
+    if (p.size <= 0 || p.measured_us <= 0)
+      next->fail(1, fmt::format("expected a positive size_bytes and time_us, got '{}'", line));
     d.points.push_back(p);
   }
   if (!header) throw InputError(path, 0, 0, "no 'size_bytes,time_us,...' header: not an nccl-tests CSV");

@@ -7,20 +7,32 @@
 
 #include <fmt/format.h>
 
+#include "input/keys.h"
+#include "input/units.h"
+#include "topologies/plausibility.h"
+
 namespace wiresim::topo {
 namespace {
+
+using input::join_path;
+using input::suggest;
+using input::Value;
 
 struct Cable {
   sim::BytesPerSec bandwidth;
   sim::Seconds latency;
 };
 
-Cable parse_cable(const Value& v, const std::string& path) {
+Cable parse_cable(const Value& v, const std::string& path, std::vector<std::string>& warnings) {
   require_map(v, path);
   static constexpr std::array<std::string_view, 2> kKeys = {"bandwidth", "latency"};
   check_keys(v, kKeys, path);
-  return {as_rate(require(v, "bandwidth", path), join_path(path, "bandwidth")),
-          as_time(require(v, "latency", path), join_path(path, "latency"))};
+  const Value& bandwidth = require(v, "bandwidth", path);
+  const Cable cable{as_rate(bandwidth, join_path(path, "bandwidth")),
+                    as_time(require(v, "latency", path), join_path(path, "latency"))};
+  if (const auto w = network_rate_warning(cable.bandwidth))
+    warnings.push_back(fmt::format("{}: warning: {}.bandwidth: {}", input::where(bandwidth.at), path, *w));
+  return cable;
 }
 
 double parse_ratio(const Value& v, const std::string& path) {
@@ -42,7 +54,7 @@ double parse_ratio(const Value& v, const std::string& path) {
 
 }  // namespace
 
-FabricSpec parse_fabric(const Value& fabric, const std::string& path) {
+FabricSpec parse_fabric(const Value& fabric, const std::string& path, std::vector<std::string>& warnings) {
   require_map(fabric, path);
   static constexpr std::array<std::string_view, 9> kKeys = {
       "topology", "tier",   "nic",      "rails", "leaf_radix", "oversubscription",
@@ -83,10 +95,10 @@ FabricSpec parse_fabric(const Value& fabric, const std::string& path) {
     spec.spines_at = s->at;
     spec.spines_via = s->via;
   }
-  const Cable nic = parse_cable(require(fabric, "nic_link", path), join_path(path, "nic_link"));
+  const Cable nic = parse_cable(require(fabric, "nic_link", path), join_path(path, "nic_link"), warnings);
   spec.nic_bandwidth = nic.bandwidth;
   spec.nic_latency = nic.latency;
-  const Cable up = parse_cable(require(fabric, "uplink", path), join_path(path, "uplink"));
+  const Cable up = parse_cable(require(fabric, "uplink", path), join_path(path, "uplink"), warnings);
   spec.uplink_bandwidth = up.bandwidth;
   spec.uplink_latency = up.latency;
   return spec;
