@@ -75,11 +75,13 @@ Overlay read(const Value& root) {
 // Compact forms that parse_rate and parse_time read back: "371.2GB/s", "2.1us".
 std::string rate_text(sim::BytesPerSec r) { return fmt::format("{:.5g}GB/s", r.gbps()); }
 std::string time_text(sim::Seconds t) { return fmt::format("{:.5g}us", t.us()); }
+// A YAML double-quoted scalar: quotes and backslashes escaped, control characters as \xNN.
 std::string quoted(const std::string& s) {
   std::string q = "\"";
   for (char c : s) {
     if (c == '"' || c == '\\') q += '\\';
-    q += c;
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) q += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    else q += c;
   }
   return q + '"';
 }

@@ -19,9 +19,8 @@
 #include "models/run.h"
 #include "models/tuner.h"
 #include "input/collective.h"
-#include "input/file.h"
 #include "input/input_error.h"
-#include "input/lines.h"
+#include "input/traffic_matrix.h"
 #include "sim/trace.h"
 #include "sim/units.h"
 #include "tools/coll_common.h"
@@ -243,30 +242,6 @@ void write_trace(const std::string& path, const models::Machine& machine, const 
   sim::write_chrome_trace(file, detail.plan.dag, detail.run, options);
 }
 
-// An all_to_all traffic matrix: n lines of n sizes with units ("1MiB"), the bytes rank i
-// sends rank j on line i, column j; '#' starts a comment. The diagonal is ignored.
-std::vector<double> read_matrix(const std::string& path, int n) {
-  const std::string text = input::read_file(path);
-  input::Lines lines(text, path);
-  std::vector<double> m;
-  int row = 0;
-  while (const auto line = lines.next()) {
-    const std::string_view cells = line->text.substr(0, line->text.find('#'));
-    if (input::is_blank(cells)) continue;
-    if (row == n) line->fail(1, fmt::format("expected {} rows (one per rank), found more", n));
-    const auto fields = input::split_fields(cells);
-    if (static_cast<int>(fields.size()) > n)
-      line->fail(fields[n].column, fmt::format("expected {} columns, found more", n));
-    for (const auto& f : fields) m.push_back(line->as_size(f, "").count());
-    if (static_cast<int>(fields.size()) != n)
-      line->fail(1, fmt::format("expected {} columns, found {}", n, fields.size()));
-    ++row;
-  }
-  if (row != n) throw InputError(path, row + 1, 1, fmt::format("expected {} rows (one per rank), found {}", n, row));
-  for (int i = 0; i < n; ++i) m[static_cast<std::size_t>(i) * n + i] = 0.0;
-  return m;
-}
-
 int run_coll(const CollOptions& o) {
   const auto op = models::parse_collective(o.op);
   if (!op)
@@ -316,7 +291,7 @@ int run_coll(const CollOptions& o) {
   models::Detail detail;
   if (!o.matrix.empty()) {
     if (*op != models::Collective::all_to_all) throw InputError("--matrix: a traffic matrix applies to all_to_all only");
-    problem.matrix = read_matrix(o.matrix, n);
+    problem.matrix = input::read_traffic_matrix(o.matrix, n);
     // The nccl-tests size of a skewed exchange: the busiest rank's send buffer.
     double busiest = 0.0;
     for (int i = 0; i < n; ++i) {

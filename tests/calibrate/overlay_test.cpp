@@ -111,6 +111,12 @@ TEST_CASE("an overlay round-trips through its writer") {
   CHECK(back.tiers.at(Tier::pcie).efficiency == doctest::Approx(0.86));
   CHECK(back.collectives.at(0).collective == Collective::all_gather);
   CHECK(back.collectives.at(0).source == "dir/x \"y\".log");
+  // A source with control characters (a file name with a tab, say) is escaped, not written raw.
+  o.collectives.at(0).source = "a\tb\x01" "c";
+  std::ostringstream escaped;
+  write_overlay(escaped, o, "control characters");
+  CHECK(escaped.str().find("source: \"a\\x09b\\x01c\"") != std::string::npos);
+  CHECK(parse_overlay(escaped.str(), "written.yaml").collectives.at(0).source == "a\tb\x01" "c");
 }
 
 TEST_CASE("applying an overlay scales a tier's links and changes predictions as expected") {
