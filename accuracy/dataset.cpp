@@ -1,13 +1,17 @@
 #include "accuracy/dataset.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
+
+#include "input/file.h"
+#include "input/keys.h"
+#include "input/lines.h"
+#include "input/yaml.h"
 
 #include "models/collective.h"
 #include "sim/input_error.h"
@@ -20,8 +24,8 @@ using sim::InputError;
 
 // The first collective named on a '# collective:' line ("all_reduce_perf_mpi, float" -> all_reduce).
 std::string collective_of(const std::string& line) {
-  std::istringstream words(line);
-  for (std::string w; words >> w;) {
+  for (const input::Field& word : input::split_words(line)) {
+    std::string w(word.text);
     while (!w.empty() && (w.back() == ',' || w.back() == ';')) w.pop_back();
     // The MPI build of nccl-tests names its binaries all_reduce_perf_mpi.
     if (w.size() > 4 && w.compare(w.size() - 4, 4, "_mpi") == 0) w.resize(w.size() - 4);
@@ -32,12 +36,14 @@ std::string collective_of(const std::string& line) {
 
 // '-g N' on an nccl-tests command line: one thread drives N GPUs.
 std::optional<int> gpus_per_thread_of(const std::string& line) {
-  std::istringstream words(line);
   std::string prev;
-  for (std::string w; words >> w; prev = w) {
-    if (prev != "-g") continue;
-    int g = 0;
-    if (std::sscanf(w.c_str(), "%d", &g) == 1 && g >= 1 && g <= 1024) return g;
+  for (const input::Field& word : input::split_words(line)) {
+    const std::string w(word.text);
+    if (prev == "-g") {
+      int g = 0;
+      if (std::sscanf(w.c_str(), "%d", &g) == 1 && g >= 1 && g <= 1024) return g;
+    }
+    prev = w;
   }
   return std::nullopt;
 }
@@ -60,75 +66,66 @@ std::optional<Role> parse_role(std::string_view s) {
 }
 
 std::map<std::string, Mapping> read_map(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw InputError(path, 0, 0, "cannot open the validation map (give --map FILE)");
-  } catch (const YAML::ParserException& e) {
-    throw InputError(path, e.mark.line + 1, e.mark.column + 1, e.msg);
-  }
-  const auto fail = [&](const YAML::Node& n, const std::string& what) {
-    throw InputError(path, n.Mark().line + 1, n.Mark().column + 1, what);
-  };
-  const auto sets = root["datasets"];
-  if (!sets || !sets.IsMap()) fail(root, "expected a mapping 'datasets: {file: {...}}'");
+  using input::find;
+  const input::Value root = input::read_yaml_file(path);
+  input::require_map(root, "validation map");
+  const input::Value& sets = input::require(root, "datasets", "");
+  input::require_map(sets, "datasets");
   const fs::path base = fs::path(path).parent_path();
   std::map<std::string, Mapping> out;
-  static const std::vector<std::string> kKeys{"topology", "set",   "gpus",  "gpus_per_node", "ranks",
-                                              "collective", "p2p", "algo",  "proto",         "channels",
-                                              "gpus_per_thread", "role", "class", "note", "unmapped"};
-  for (const auto& kv : sets) {
-    const auto file = kv.first.as<std::string>();
-    const auto& n = kv.second;
-    if (!n.IsMap()) fail(n, file + ": expected a mapping");
-    for (const auto& f : n)
-      if (std::find(kKeys.begin(), kKeys.end(), f.first.as<std::string>()) == kKeys.end())
-        fail(f.first, fmt::format("{}: unknown key '{}' (expected one of: {})", file, f.first.as<std::string>(),
-                                  fmt::join(kKeys, ", ")));
+  static constexpr std::array<std::string_view, 15> kKeys{
+      "topology", "set",      "gpus",  "gpus_per_node",   "ranks", "collective", "p2p",     "algo",
+      "proto",    "channels", "role",  "gpus_per_thread", "class", "note",       "unmapped"};
+  for (const auto& kv : sets.entries) {
+    const std::string& file = kv.key;
+    const input::Value& n = kv.value;
+    input::require_map(n, file);
+    input::check_keys(n, kKeys, file);
+    const auto text = [&](const char* key) { return input::as_string(*find(n, key), file + "." + key); };
+    const auto count = [&](const char* key, long least, long most) {
+      return static_cast<int>(input::as_count(*find(n, key), file + "." + key, least, most));
+    };
     Mapping m;
-    try {
-      if (n["unmapped"]) m.unmapped = n["unmapped"].as<std::string>();
-      if (n["topology"]) m.topology = (base / n["topology"].as<std::string>()).lexically_normal().string();
-      else if (!m.unmapped) fail(n, file + ": missing 'topology' (or 'unmapped: reason')");
-      if (n["set"])
-        for (const auto& s : n["set"]) m.settings[s.first.as<std::string>()] = s.second.as<std::string>();
-      if (n["gpus"]) m.gpus = n["gpus"].as<int>();
-      if (n["gpus_per_node"]) m.gpus_per_node = n["gpus_per_node"].as<int>();
-      if (n["ranks"]) m.ranks = n["ranks"].as<std::vector<int>>();
-      if (n["collective"]) m.collective = n["collective"].as<std::string>();
-      if (n["p2p"]) m.p2p = n["p2p"].as<bool>();
-      if (n["algo"]) m.algo = n["algo"].as<std::string>();
-      if (n["proto"]) m.proto = n["proto"].as<std::string>();
-      if (n["channels"]) m.channels = n["channels"].as<int>();
-      if (n["gpus_per_thread"]) m.gpus_per_thread = n["gpus_per_thread"].as<int>();
-      if (n["class"]) m.hw_class = n["class"].as<std::string>();
-      if (n["note"]) m.note = n["note"].as<std::string>();
-      if (n["role"]) {
-        const auto role = parse_role(n["role"].as<std::string>());
-        if (!role) fail(n["role"], file + ": role: expected fit, checked or holdout");
-        m.role = *role;
-      }
-    } catch (const YAML::Exception& e) {
-      throw InputError(path, e.mark.line + 1, e.mark.column + 1, file + ": " + e.msg);
+    if (find(n, "unmapped")) m.unmapped = text("unmapped");
+    if (find(n, "topology")) m.topology = (base / text("topology")).lexically_normal().string();
+    else if (!m.unmapped) input::fail(n, file + ": missing 'topology' (or 'unmapped: reason')");
+    if (const input::Value* set = find(n, "set")) {
+      input::require_map(*set, file + ".set");
+      for (const auto& s : set->entries) m.settings[s.key] = input::as_string(s.value, file + ".set." + s.key);
     }
-    if (m.gpus_per_thread && (*m.gpus_per_thread < 1 || *m.gpus_per_thread > 1024))
-      fail(n["gpus_per_thread"], file + ": gpus_per_thread: expected 1 to 1024");
+    if (find(n, "gpus")) m.gpus = count("gpus", 1, 10'000'000);
+    if (find(n, "gpus_per_node")) m.gpus_per_node = count("gpus_per_node", 1, 100'000);
+    if (const input::Value* ranks = find(n, "ranks")) {
+      input::require_sequence(*ranks, file + ".ranks");
+      for (std::size_t i = 0; i < ranks->items.size(); ++i)
+        m.ranks.push_back(static_cast<int>(
+            input::as_count(ranks->items[i], input::index_path(file + ".ranks", i), 0, 10'000'000)));
+    }
+    if (find(n, "collective")) m.collective = text("collective");
+    if (const input::Value* p2p = find(n, "p2p")) m.p2p = input::as_bool(*p2p, file + ".p2p");
+    if (find(n, "algo")) m.algo = text("algo");
+    if (find(n, "proto")) m.proto = text("proto");
+    if (find(n, "channels")) m.channels = count("channels", 1, 64);
+    if (find(n, "gpus_per_thread")) m.gpus_per_thread = count("gpus_per_thread", 1, 1024);
+    if (find(n, "class")) m.hw_class = text("class");
+    if (find(n, "note")) m.note = text("note");
+    if (const input::Value* role = find(n, "role")) {
+      const auto r = parse_role(input::as_string(*role, file + ".role"));
+      if (!r) input::fail(*role, file + ": role: expected fit, checked or holdout");
+      m.role = *r;
+    }
     out[file] = m;
   }
   return out;
 }
 
 DataFile read_data(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, 0, "cannot open");
+  const std::string text = input::read_file(path);
+  input::Lines lines(text, path);
   DataFile d;
-  std::string line;
-  int line_no = 0;
   bool header = false;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  while (const auto next = lines.next()) {
+    const std::string line(next->text);
     if (line.empty()) continue;
     if (line[0] == '#') {
       if (line.rfind("# collective:", 0) == 0 && d.collective.empty()) d.collective = collective_of(line.substr(13));
@@ -138,14 +135,17 @@ DataFile read_data(const std::string& path) {
     }
     if (!header) {
       if (line.rfind("size_bytes,time_us", 0) != 0)
-        throw InputError(path, line_no, 1, "expected the header 'size_bytes,time_us,algbw_GBps,busbw_GBps'");
+        next->fail(1, "expected the header 'size_bytes,time_us,algbw_GBps,busbw_GBps'");
       header = true;
       continue;
     }
+    const auto fields = input::split_fields(next->text);
+    if (fields.size() < 2) next->fail(1, fmt::format("expected size_bytes,time_us,..., got '{}'", line));
     Measurement p;
-    if (std::sscanf(line.c_str(), "%lf,%lf", &p.size, &p.time_us) != 2 || !(p.size > 0) || !(p.time_us > 0) ||
-        p.size > 1e15 || p.time_us > 1e12)
-      throw InputError(path, line_no, 1, fmt::format("expected size_bytes,time_us,..., got '{}'", line));
+    p.size = next->as_number(fields[0], "size_bytes");
+    p.time_us = next->as_number(fields[1], "time_us");
+    if (!(p.size > 0) || !(p.time_us > 0) || p.size > 1e15 || p.time_us > 1e12)
+      next->fail(1, fmt::format("expected a positive size_bytes and time_us, got '{}'", line));
     d.points.push_back(p);
   }
   if (!header) throw InputError(path, 0, 0, "no 'size_bytes,time_us,...' header: not an nccl-tests CSV");

@@ -1,7 +1,7 @@
 // fit_alpha_beta: the α–β model t = α + x/β fitted to measured (x, t) by robust least squares.
 //
 // x is the bytes the bandwidth term pays for: a copy's size, or for a collective S·f with f
-// the nccl-tests bus factor, so that β is then the bus bandwidth (collective.h). Errors are
+// the nccl-tests bus factor, so that β is then the bus bandwidth (input/collective.h). Errors are
 // taken as relative (timings spread in proportion to their size), so each point is divided
 // by its own t: minimise Σ w_i (1 − (α + x_i γ)/t_i)², linear in (α, γ = 1/β), solved with
 // Eigen. The weights w_i come from iteratively reweighted least squares: Huber (k = 1.345)

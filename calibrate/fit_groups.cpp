@@ -5,17 +5,17 @@
 
 #include <fmt/format.h>
 
-#include "sim/input_error.h"
+#include "input/input_error.h"
 
 namespace wiresim::calibrate {
 
 FitGroup group_from_log(const NcclTestsLog& log) {
   const int first_line = log.rows.empty() ? 0 : log.rows.front().line;
   if (!log.collective)
-    throw sim::InputError(log.source, first_line, 0, "cannot tell which collective this log measured");
+    throw input::InputError(log.source, first_line, 0, "cannot tell which collective this log measured");
   const auto ranks = log.rank_count();
   if (!ranks || *ranks < 1)
-    throw sim::InputError(log.source, first_line, 0, "cannot tell how many ranks took part (no device list, no nGpus)");
+    throw input::InputError(log.source, first_line, 0, "cannot tell how many ranks took part (no device list, no nGpus)");
   FitGroup g;
   g.collective = log.collective;
   g.kind = std::string(to_string(*log.collective));
@@ -50,7 +50,7 @@ std::vector<FitGroup> groups_from_probe(std::span<const ProbeRow> rows, const st
       g.tier = r.tier;
       g.ranks = r.ranks;
       g.source = source;
-      g.collective = collective_from_string(r.kind);
+      g.collective = input::parse_collective(r.kind);
       g.bus_factor = g.collective ? bus_factor(*g.collective, r.ranks) : 1.0;
       g.label = g.collective ? fmt::format("{} {} ranks", r.kind, r.ranks) : fmt::format("{} {}", r.kind, r.tier);
     }

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/collective.h"
 #include "calibrate/fit.h"
 #include "calibrate/nccl_tests_log.h"
 #include "calibrate/probe_csv.h"
+#include "input/collective.h"
 
 namespace wiresim::calibrate {
 
@@ -27,7 +27,7 @@ struct FitGroup {
   std::string label;          // "h2d_pinned pcie", "all_reduce 8 ranks"
   std::string kind;           // the probe kind, or the collective's name
   std::string tier;           // the tier the rows measure (probe label, or given for a log)
-  std::optional<Collective> collective;
+  std::optional<input::Collective> collective;
   int ranks = 1;
   double bus_factor = 1.0;    // each point's bytes = measured size × bus_factor
   std::string source;         // the file(s) the points came from

@@ -1,43 +1,25 @@
 #include "calibrate/nccl_tests_log.h"
 
 #include <cctype>
-#include <charconv>
-#include <filesystem>
-#include <fstream>
 #include <set>
 #include <string_view>
 
 #include <fmt/format.h>
 
-#include "sim/input_error.h"
+#include "input/dtype.h"
+#include "input/file.h"
+#include "input/input_error.h"
+#include "input/lines.h"
 
 namespace wiresim::calibrate {
 namespace {
 
-struct Token {
-  std::string_view text;
-  int column;  // 1-based
-};
+using input::Collective;
+using input::parse_collective;
+using input::to_number;
+using Token = input::Field;
 
-std::vector<Token> tokenize(std::string_view line) {
-  std::vector<Token> tokens;
-  std::size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-    const std::size_t start = i;
-    while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-    if (i > start) tokens.push_back({line.substr(start, i - start), static_cast<int>(start) + 1});
-  }
-  return tokens;
-}
-
-template <typename T>
-std::optional<T> to_number(std::string_view s) {
-  T value{};
-  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc{} || ptr != s.data() + s.size()) return std::nullopt;
-  return value;
-}
+std::vector<Token> tokenize(std::string_view line) { return input::split_words(line); }
 
 // Where each field of a result row is, from the names in the table's header line.
 struct Group {
@@ -97,7 +79,7 @@ class Reader {
 
  private:
   [[noreturn]] void fail(int column, const std::string& message) const {
-    throw sim::InputError(log_.source, line_, column, message);
+    throw input::InputError(log_.source, line_, column, message);
   }
   void comment(std::string_view body, int offset);
   void rank_line(const std::vector<Token>& t);
@@ -135,7 +117,7 @@ void Reader::other_line(std::string_view text) {
     std::string_view name = token.text;
     if (const auto slash = name.rfind('/'); slash != std::string_view::npos) name.remove_prefix(slash + 1);
     if (!name.ends_with("_perf")) continue;
-    if (auto op = collective_from_string(name)) {
+    if (auto op = parse_collective(name)) {
       from_command_ = op;
       log_.command = std::string(text.substr(token.column - 1));
       return;
@@ -158,7 +140,7 @@ void Reader::comment(std::string_view body, int offset) {
   if (t.size() >= 3 && head == "NCCL" && t[1].text == "version") log_.nccl_version = std::string(t[2].text);
   if (t.size() >= 3 && head == "nccl-tests" && t[1].text == "version") log_.tests_version = std::string(t[2].text);
   if (t.size() >= 4 && head == "Collective" && t[1].text == "test" && t[2].text == "starting:")
-    from_banner_ = collective_from_string(t[3].text);
+    from_banner_ = parse_collective(t[3].text);
   if (t.size() >= 3 && head == "Avg" && t[1].text == "bus" && t[2].text == "bandwidth") {
     const Token& last = t.back();
     if (auto v = to_number<double>(last.text)) log_.avg_busbw_gbps = v;
@@ -280,7 +262,7 @@ std::optional<Collective> infer_collective(const NcclTestsLog& log) {
   const NcclTestsRow& r = log.rows.front();
   const bool reduces = r.redop != "none";
   if (r.root && *r.root >= 0) return reduces ? Collective::reduce : Collective::broadcast;
-  const auto type_size = nccl_type_size(r.type);
+  const auto type_size = input::dtype_size(r.type);
   bool per_rank = true;  // size == count × type size
   if (type_size && r.count > 0) per_rank = r.size.count() <= 1.5 * r.count * *type_size;
   if (reduces) return per_rank ? Collective::all_reduce : Collective::reduce_scatter;
@@ -289,7 +271,7 @@ std::optional<Collective> infer_collective(const NcclTestsLog& log) {
 
 NcclTestsLog Reader::finish(int last_line) {
   if (log_.rows.empty()) {
-    throw sim::InputError(log_.source, last_line, 0,
+    throw input::InputError(log_.source, last_line, 0,
                           layout_ ? "the result table has no rows"
                                   : "no nccl-tests result table found (expected a '# size count type "
                                     "redop root time ...' header and rows of numbers)");
@@ -314,41 +296,29 @@ int NcclTestsLog::host_count() const {
   return static_cast<int>(hosts.size());
 }
 
-NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& source) {
+NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& source) {
   Reader reader(source);
-  std::string text;
-  int number = 0;
-  while (std::getline(in, text)) reader.line(++number, text);
-  return reader.finish(number);
+  input::Lines lines(text, source);
+  while (const auto line = lines.next()) reader.line(line->number, line->text);
+  return reader.finish(lines.count());
 }
 
 NcclTestsLog read_nccl_tests_log(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw sim::InputError(path, 0, 0, "cannot open the file");
-  if (std::filesystem::is_directory(path)) throw sim::InputError(path, 0, 0, "expected a file, got a folder");
-  return parse_nccl_tests_log(in, path);
+  return parse_nccl_tests_log(input::read_file(path), path);
 }
 
-bool looks_like_nccl_tests_log(std::istream& in) {
-  std::string text;
-  for (int i = 0; i < 200 && std::getline(in, text); ++i) {
-    const auto t = tokenize(text);
+bool looks_like_nccl_tests_log(std::string_view text) {
+  input::Lines lines(text, "");
+  for (int i = 0; i < 200; ++i) {
+    const auto line = lines.next();
+    if (!line) break;
+    const auto t = tokenize(line->text);
     if (t.size() >= 2 && t[0].text.starts_with('#')) {
       const std::string_view second = t[0].text == "#" ? t[1].text : t[0].text.substr(1);
-      if (second == "nThread" || (second == "size" && text.find("count") != std::string::npos)) return true;
+      if (second == "nThread" || (second == "size" && line->text.find("count") != std::string::npos)) return true;
     }
   }
   return false;
-}
-
-std::optional<int> nccl_type_size(const std::string& type) {
-  static const std::pair<std::string_view, int> kSizes[] = {
-      {"int8", 1},   {"uint8", 1},   {"char", 1},    {"f8e4m3", 1}, {"f8e5m2", 1},  {"half", 2},
-      {"float16", 2}, {"bfloat16", 2}, {"int32", 4}, {"uint32", 4}, {"int", 4},    {"float", 4},
-      {"float32", 4}, {"int64", 8},   {"uint64", 8}, {"double", 8}, {"float64", 8}};
-  for (const auto& [name, size] : kSizes)
-    if (type == name) return size;
-  return std::nullopt;
 }
 
 }  // namespace wiresim::calibrate

@@ -18,12 +18,12 @@
 //              to_string(*log.collective));
 #pragma once
 
-#include <istream>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "calibrate/collective.h"
+#include "input/collective.h"
 #include "sim/units.h"
 
 namespace wiresim::calibrate {
@@ -60,7 +60,7 @@ struct NcclTestsRow {
 
 struct NcclTestsLog {
   std::string source;                       // file name, for messages
-  std::optional<Collective> collective;
+  std::optional<input::Collective> collective;
   std::string collective_from;              // how it was found: "banner", "command", "table"
   std::string command;                      // the command line, when the log shows it
   std::optional<std::string> nccl_version;  // "2.28.7+cuda13.0"
@@ -80,12 +80,9 @@ struct NcclTestsLog {
 };
 
 NcclTestsLog read_nccl_tests_log(const std::string& path);
-NcclTestsLog parse_nccl_tests_log(std::istream& in, const std::string& source);
+NcclTestsLog parse_nccl_tests_log(std::string_view text, const std::string& source);
 // Does this text look like nccl-tests output (a `# size count type` table header or a
-// `# nThread` line)? Lets `calibrate fit` tell logs from probe CSVs.
-bool looks_like_nccl_tests_log(std::istream& in);
-
-// Bytes per element of an nccl-tests type name ("float" 4, "bfloat16" 2, "int8" 1, ...).
-std::optional<int> nccl_type_size(const std::string& type);
+// `# nThread` line in its first 200 lines)? Lets `calibrate fit` tell logs from probe CSVs.
+bool looks_like_nccl_tests_log(std::string_view text);
 
 }  // namespace wiresim::calibrate

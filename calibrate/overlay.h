@@ -18,7 +18,7 @@
 //   gets latency / hops, where hops is 1 when the tier joins endpoints (GPU, CPU, NIC)
 //   directly and 2 when it goes through a switch (GPU -> NVSwitch -> GPU).
 // - `collectives` is carried for `calibrate compare` and reports; apply_overlay ignores it.
-// Unknown keys and tiers are errors with a did-you-mean; bad values throw sim::InputError.
+// Unknown keys and tiers are errors with a did-you-mean; bad values throw input::InputError.
 //
 //   Overlay o = read_overlay("fit.yaml");
 //   LinkGraph g = load_topology("topologies/hgx-h100.yaml");
@@ -31,8 +31,8 @@
 #include <string>
 #include <vector>
 
-#include "calibrate/collective.h"
 #include "calibrate/fit_groups.h"
+#include "input/collective.h"
 #include "sim/units.h"
 #include "topologies/link_graph.h"
 
@@ -46,7 +46,7 @@ struct TierOverlay {
 };
 
 struct CollectiveOverlay {
-  Collective collective = Collective::all_reduce;
+  input::Collective collective = input::Collective::all_reduce;
   int ranks = 0;
   sim::Seconds latency;
   sim::BytesPerSec busbw;

@@ -1,53 +1,31 @@
 #include "calibrate/probe_csv.h"
 
-#include <charconv>
 #include <cmath>
-#include <fstream>
 #include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-#include "sim/input_error.h"
+#include "input/file.h"
+#include "input/input_error.h"
+#include "input/lines.h"
 
 namespace wiresim::calibrate {
 namespace {
 
-struct Field {
-  std::string_view text;
-  int column;  // 1-based
-};
-
-std::vector<Field> split(std::string_view line) {
-  std::vector<Field> fields;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = line.find(',', start);
-    const std::size_t end = comma == std::string_view::npos ? line.size() : comma;
-    std::string_view f = line.substr(start, end - start);
-    while (!f.empty() && f.front() == ' ') f.remove_prefix(1);
-    while (!f.empty() && f.back() == ' ') f.remove_suffix(1);
-    fields.push_back({f, static_cast<int>(start) + 1});
-    if (comma == std::string_view::npos) return fields;
-    start = comma + 1;
-  }
-}
-
-bool is_comment_or_blank(std::string_view line) {
-  const auto first = line.find_first_not_of(" \t\r");
-  return first == std::string_view::npos || line[first] == '#';
-}
+using input::Field;
+using input::is_comment_or_blank;
 
 class RowParser {
  public:
-  RowParser(const std::string& source, int line) : source_(source), line_(line) {}
+  explicit RowParser(const input::TextLine& line) : line_(line) {}
 
   ProbeRow parse(const std::vector<Field>& f) {
     if (static_cast<int>(f.size()) != kProbeCsvColumns)
       fail(f.back().column, fmt::format("expected {} fields ({}), got {}", kProbeCsvColumns,
                                         kProbeCsvHeader, f.size()));
     ProbeRow r;
-    r.line = line_;
+    r.line = line_.number;
     r.kind = text(f[0], "kind");
     r.src = text(f[1], "src");
     r.dst = text(f[2], "dst");
@@ -65,18 +43,13 @@ class RowParser {
   }
 
  private:
-  [[noreturn]] void fail(int column, const std::string& message) const {
-    throw sim::InputError(source_, line_, column, message);
-  }
+  [[noreturn]] void fail(int column, const std::string& message) const { line_.fail(column, message); }
   std::string text(const Field& f, std::string_view name) const {
     if (f.text.empty()) fail(f.column, fmt::format("{}: empty", name));
     return std::string(f.text);
   }
   double number(const Field& f, std::string_view name, double minimum) const {
-    double v = 0.0;
-    const auto [ptr, ec] = std::from_chars(f.text.data(), f.text.data() + f.text.size(), v);
-    if (f.text.empty() || ec != std::errc{} || ptr != f.text.data() + f.text.size() || !std::isfinite(v))
-      fail(f.column, fmt::format("{}: expected a number, got '{}'", name, f.text));
+    const double v = line_.as_number(f, name);
     if (v < minimum) fail(f.column, fmt::format("{}: expected at least {}, got '{}'", name, minimum, f.text));
     return v;
   }
@@ -88,39 +61,31 @@ class RowParser {
     return static_cast<int>(v);
   }
 
-  const std::string& source_;
-  int line_;
+  const input::TextLine& line_;
 };
 
 }  // namespace
 
-std::vector<ProbeRow> parse_probe_csv(std::istream& in, const std::string& source) {
+std::vector<ProbeRow> parse_probe_csv(std::string_view text, const std::string& source) {
   std::vector<ProbeRow> rows;
-  std::string line;
-  int number = 0;
+  input::Lines lines(text, source);
   bool header = false;
-  while (std::getline(in, line)) {
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (is_comment_or_blank(line)) continue;
+  while (const auto line = lines.next()) {
+    if (is_comment_or_blank(line->text)) continue;
     if (!header) {
-      if (line != kProbeCsvHeader)
-        throw sim::InputError(source, number, 1,
-                              fmt::format("expected the probe CSV header '{}', got '{}'", kProbeCsvHeader, line));
+      if (line->text != kProbeCsvHeader)
+        line->fail(1, fmt::format("expected the probe CSV header '{}', got '{}'", kProbeCsvHeader, line->text));
       header = true;
       continue;
     }
-    rows.push_back(RowParser(source, number).parse(split(line)));
+    rows.push_back(RowParser(*line).parse(input::split_fields(line->text)));
   }
-  if (!header) throw sim::InputError(source, number, 0, fmt::format("no '{}' header: not a probe CSV", kProbeCsvHeader));
+  if (!header)
+    throw input::InputError(source, lines.count(), 0, fmt::format("no '{}' header: not a probe CSV", kProbeCsvHeader));
   return rows;
 }
 
-std::vector<ProbeRow> read_probe_csv(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw sim::InputError(path, 0, 0, "cannot open the file");
-  return parse_probe_csv(in, path);
-}
+std::vector<ProbeRow> read_probe_csv(const std::string& path) { return parse_probe_csv(input::read_file(path), path); }
 
 void write_probe_csv(std::ostream& out, std::span<const ProbeRow> rows) {
   fmt::print(out, "{}\n", kProbeCsvHeader);
@@ -130,12 +95,10 @@ void write_probe_csv(std::ostream& out, std::span<const ProbeRow> rows) {
                r.bytes.count(), r.repeats, r.median.us(), r.min.us(), r.max.us());
 }
 
-bool looks_like_probe_csv(std::istream& in) {
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (!is_comment_or_blank(line)) return line == kProbeCsvHeader;
-  }
+bool looks_like_probe_csv(std::string_view text) {
+  input::Lines lines(text, "");
+  while (const auto line = lines.next())
+    if (!is_comment_or_blank(line->text)) return line->text == kProbeCsvHeader;
   return false;
 }
 

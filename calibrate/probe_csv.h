@@ -7,10 +7,10 @@
 //   for (const ProbeRow& r : rows) fmt::print("{} {} {}\n", r.kind, r.tier, r.median.us());
 #pragma once
 
-#include <istream>
 #include <ostream>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "calibrate/probe_format.h"
@@ -31,9 +31,9 @@ struct ProbeRow {
 };
 
 std::vector<ProbeRow> read_probe_csv(const std::string& path);
-std::vector<ProbeRow> parse_probe_csv(std::istream& in, const std::string& source);
+std::vector<ProbeRow> parse_probe_csv(std::string_view text, const std::string& source);
 void write_probe_csv(std::ostream& out, std::span<const ProbeRow> rows);
 // Does the text start (after '#' comments) with the probe CSV header?
-bool looks_like_probe_csv(std::istream& in);
+bool looks_like_probe_csv(std::string_view text);
 
 }  // namespace wiresim::calibrate

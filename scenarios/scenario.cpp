@@ -8,13 +8,15 @@
 
 #include <fmt/format.h>
 
-#include "sim/input_error.h"
-#include "topologies/yaml_doc.h"
+#include "input/document.h"
+#include "input/dtype.h"
+#include "input/keys.h"
+#include "input/units.h"
 
 namespace wiresim::scenarios {
 namespace {
 
-using topo::Value;
+using input::Value;
 
 constexpr std::array<std::string_view, 10> kTopKeys{"name", "description", "topology", "set", "model",
                                                     "workload", "layout", "compute", "algorithm", "protocol"};
@@ -28,55 +30,14 @@ constexpr std::array<std::string_view, 5> kLayoutKeys{"tp", "ep", "pp", "dp", "p
 constexpr std::array<std::string_view, 3> kComputeKeys{"layer_time", "peak_flops", "memory_bandwidth"};
 constexpr std::array<std::string_view, 3> kRoutingKeys{"zipf", "loads", "uniform"};
 
-double as_number(const Value& v, const std::string& path) {
-  if (v.kind != Value::Kind::scalar) topo::fail(v, fmt::format("{}: expected a number", path));
-  try {
-    std::size_t used = 0;
-    const double d = std::stod(v.text, &used);
-    if (used != v.text.size() || !std::isfinite(d)) throw std::invalid_argument("");
-    return d;
-  } catch (const std::exception&) {
-    topo::fail(v, fmt::format("{}: expected a number, got '{}'", path, v.text));
-  }
-}
-
 int count_of(const Value& map, std::string_view key, const std::string& path, long min, long max, int fallback,
              bool required) {
-  const Value* v = topo::find(map, key);
+  const Value* v = input::find(map, key);
   if (!v) {
-    if (required) topo::require(map, key, path);
+    if (required) input::require(map, key, path);
     return fallback;
   }
-  return static_cast<int>(topo::as_count(*v, topo::join_path(path, key), min, max));
-}
-
-// "989TFLOP/s", "2.25PFLOP/s", "312e12FLOP/s".
-double as_flops(const Value& v, const std::string& path) {
-  if (v.kind != Value::Kind::scalar) topo::fail(v, fmt::format("{}: expected a rate like 989TFLOP/s", path));
-  const std::string& t = v.text;
-  const auto pos = t.find("FLOP/s");
-  if (pos == std::string::npos || pos + 6 != t.size() || pos == 0)
-    topo::fail(v, fmt::format("{}: expected a compute rate like 989TFLOP/s, got '{}'", path, t));
-  std::string number = t.substr(0, pos);
-  double scale = 1.0;
-  const char prefix = number.back();
-  if (prefix == 'T') scale = 1e12;
-  else if (prefix == 'P') scale = 1e15;
-  else if (prefix == 'G') scale = 1e9;
-  if (scale != 1.0) number.pop_back();
-  Value n = v;
-  n.text = number;
-  const double d = as_number(n, path) * scale;
-  if (d <= 0.0) topo::fail(v, fmt::format("{}: expected a positive rate, got '{}'", path, t));
-  return d;
-}
-
-int dtype_bytes(const Value& v, const std::string& path) {
-  const std::string t = topo::as_string(v, path);
-  if (t == "bf16" || t == "fp16" || t == "half") return 2;
-  if (t == "fp8" || t == "int8") return 1;
-  if (t == "fp32" || t == "float") return 4;
-  topo::fail(v, fmt::format("{}: unknown dtype '{}' (expected bf16, fp16, fp8, int8, fp32)", path, t));
+  return static_cast<int>(input::as_count(*v, input::join_path(path, key), min, max));
 }
 
 std::vector<double> zipf_loads(int experts, double s) {
@@ -90,45 +51,45 @@ std::vector<double> zipf_loads(int experts, double s) {
 void read_routing(const Value& v, ModelShape& m, const std::string& path) {
   if (v.kind == Value::Kind::scalar) {
     if (v.text != "uniform")
-      topo::fail(v, fmt::format("{}: expected 'uniform', {{zipf: S}} or {{loads: [...]}}, got '{}'", path, v.text));
+      input::fail(v, fmt::format("{}: expected 'uniform', {{zipf: S}} or {{loads: [...]}}, got '{}'", path, v.text));
     return;
   }
-  topo::require_map(v, path);
-  topo::check_keys(v, kRoutingKeys, path);
-  if (const Value* z = topo::find(v, "zipf")) {
-    const double s = as_number(*z, path + ".zipf");
-    if (s < 0.0 || s > 10.0) topo::fail(*z, path + ".zipf: expected an exponent in [0, 10]");
+  input::require_map(v, path);
+  input::check_keys(v, kRoutingKeys, path);
+  if (const Value* z = input::find(v, "zipf")) {
+    const double s = input::as_number(*z, path + ".zipf");
+    if (s < 0.0 || s > 10.0) input::fail(*z, path + ".zipf: expected an exponent in [0, 10]");
     m.expert_load = zipf_loads(m.experts, s);
     m.routing = fmt::format("zipf {}", z->text);
-  } else if (const Value* l = topo::find(v, "loads")) {
-    topo::require_sequence(*l, path + ".loads");
+  } else if (const Value* l = input::find(v, "loads")) {
+    input::require_sequence(*l, path + ".loads");
     if (static_cast<int>(l->items.size()) != m.experts)
-      topo::fail(*l, fmt::format("{}.loads: expected {} loads (one per expert), got {}", path, m.experts, l->items.size()));
+      input::fail(*l, fmt::format("{}.loads: expected {} loads (one per expert), got {}", path, m.experts, l->items.size()));
     double total = 0.0;
     for (std::size_t i = 0; i < l->items.size(); ++i) {
-      const double x = as_number(l->items[i], topo::index_path(path + ".loads", i));
-      if (x < 0.0) topo::fail(l->items[i], path + ".loads: expected non-negative loads");
+      const double x = input::as_number(l->items[i], input::index_path(path + ".loads", i));
+      if (x < 0.0) input::fail(l->items[i], path + ".loads: expected non-negative loads");
       m.expert_load.push_back(x);
       total += x;
     }
-    if (total <= 0.0) topo::fail(*l, path + ".loads: expected some expert to get tokens");
+    if (total <= 0.0) input::fail(*l, path + ".loads: expected some expert to get tokens");
     for (auto& x : m.expert_load) x /= total;
     m.routing = "explicit";
   }
 }
 
 ModelShape read_model(const Value& v, const std::string& path) {
-  topo::require_map(v, path);
-  topo::check_keys(v, kModelKeys, path);
+  input::require_map(v, path);
+  input::check_keys(v, kModelKeys, path);
   ModelShape m;
-  if (const Value* n = topo::find(v, "name")) m.name = topo::as_string(*n, path + ".name");
+  if (const Value* n = input::find(v, "name")) m.name = input::as_string(*n, path + ".name");
   m.hidden = count_of(v, "hidden", path, 1, 1'000'000, 0, true);
   m.layers = count_of(v, "layers", path, 1, 100'000, 0, true);
   m.heads = count_of(v, "heads", path, 1, 100'000, 0, true);
   m.kv_heads = count_of(v, "kv_heads", path, 1, 100'000, m.heads, false);
   m.ffn = count_of(v, "ffn", path, 1, 10'000'000, 4 * m.hidden, false);
-  if (const Value* d = topo::find(v, "dtype")) {
-    m.dtype_bytes = dtype_bytes(*d, path + ".dtype");
+  if (const Value* d = input::find(v, "dtype")) {
+    m.dtype_bytes = input::as_dtype(*d, path + ".dtype");
     m.dtype = d->text;
   }
   m.experts = count_of(v, "experts", path, 0, 100'000, 0, false);
@@ -136,38 +97,38 @@ ModelShape read_model(const Value& v, const std::string& path) {
   m.expert_ffn = count_of(v, "expert_ffn", path, 1, 10'000'000, m.ffn, false);
   m.moe_every = count_of(v, "moe_every", path, 1, 1'000, 1, false);
   if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
-    topo::fail(*topo::find(v, "kv_heads"), fmt::format("{}.kv_heads: expected a divisor of heads ({}), got {}", path,
+    input::fail(*input::find(v, "kv_heads"), fmt::format("{}.kv_heads: expected a divisor of heads ({}), got {}", path,
                                                        m.heads, m.kv_heads));
   if (m.experts > 0 && (m.top_k < 1 || m.top_k > m.experts))
-    topo::fail(v, fmt::format("{}.top_k: expected 1..experts ({}), got {}", path, m.experts, m.top_k));
-  if (const Value* r = topo::find(v, "routing")) {
-    if (m.experts == 0) topo::fail(*r, path + ".routing: only a mixture-of-experts model (experts > 0) routes");
+    input::fail(v, fmt::format("{}.top_k: expected 1..experts ({}), got {}", path, m.experts, m.top_k));
+  if (const Value* r = input::find(v, "routing")) {
+    if (m.experts == 0) input::fail(*r, path + ".routing: only a mixture-of-experts model (experts > 0) routes");
     read_routing(*r, m, path + ".routing");
   }
   return m;
 }
 
 Layout read_layout(const Value& v, const std::string& path) {
-  topo::require_map(v, path);
-  topo::check_keys(v, kLayoutKeys, path);
+  input::require_map(v, path);
+  input::check_keys(v, kLayoutKeys, path);
   Layout l;
   l.tp = count_of(v, "tp", path, 1, 1'000'000, 1, false);
   l.ep = count_of(v, "ep", path, 1, 1'000'000, 1, false);
   l.pp = count_of(v, "pp", path, 1, 1'000'000, 1, false);
   l.dp = count_of(v, "dp", path, 1, 1'000'000, 1, false);
-  if (const Value* p = topo::find(v, "placement")) {
+  if (const Value* p = input::find(v, "placement")) {
     if (p->kind == Value::Kind::sequence) {
       l.placement = Placement::explicit_map;
       for (std::size_t i = 0; i < p->items.size(); ++i)
-        l.rank_map.push_back(static_cast<int>(topo::as_count(p->items[i], topo::index_path(path + ".placement", i), 0, 10'000'000)));
+        l.rank_map.push_back(static_cast<int>(input::as_count(p->items[i], input::index_path(path + ".placement", i), 0, 10'000'000)));
       if (static_cast<int>(l.rank_map.size()) != l.gpus())
-        topo::fail(*p, fmt::format("{}.placement: expected {} GPU indices (tp x pp x dp), got {}", path, l.gpus(),
+        input::fail(*p, fmt::format("{}.placement: expected {} GPU indices (tp x pp x dp), got {}", path, l.gpus(),
                                    l.rank_map.size()));
     } else {
-      const std::string s = topo::as_string(*p, path + ".placement");
+      const std::string s = input::as_string(*p, path + ".placement");
       if (s == "pack") l.placement = Placement::pack;
       else if (s == "spread") l.placement = Placement::spread;
-      else topo::fail(*p, fmt::format("{}.placement: expected pack, spread or a list of GPU indices, got '{}'", path, s));
+      else input::fail(*p, fmt::format("{}.placement: expected pack, spread or a list of GPU indices, got '{}'", path, s));
     }
   }
   return l;
@@ -199,106 +160,99 @@ std::optional<std::string> layout_problem(const ModelShape& m, const Layout& l, 
 }
 
 ModelShape load_model(const std::string& path) {
-  const Value doc = topo::read_document(path, {});
-  topo::require_map(doc, "model file");
-  if (const Value* m = topo::find(doc, "model")) return read_model(*m, "model");
+  const Value doc = input::read_document(path, {});
+  input::require_map(doc, "model file");
+  if (const Value* m = input::find(doc, "model")) return read_model(*m, "model");
   return read_model(doc, "model");
 }
 
 Scenario load_scenario(const std::string& path, const std::map<std::string, std::string>& overrides) {
-  if (std::filesystem::is_directory(path)) throw sim::InputError(path, 0, 0, "is a directory, expected a scenario YAML file");
-  const Value doc = topo::read_document(path, overrides);
-  topo::require_map(doc, "scenario");
-  topo::check_keys(doc, kTopKeys, "");
+  const Value doc = input::read_document(path, overrides);
+  input::require_map(doc, "scenario");
+  input::check_keys(doc, kTopKeys, "");
   Scenario s;
   s.file = path;
   s.name = std::filesystem::path(path).stem().string();
-  if (const Value* n = topo::find(doc, "name")) s.name = topo::as_string(*n, "name");
-  const Value& topo_v = topo::require(doc, "topology", "");
-  s.topology = topo::as_string(topo_v, "topology");
+  if (const Value* n = input::find(doc, "name")) s.name = input::as_string(*n, "name");
+  const Value& topo_v = input::require(doc, "topology", "");
+  s.topology = input::as_string(topo_v, "topology");
   if (std::filesystem::path(s.topology).is_relative())
     s.topology = (std::filesystem::path(path).parent_path() / s.topology).lexically_normal().string();
-  if (const Value* set = topo::find(doc, "set")) {
-    topo::require_map(*set, "set");
-    for (const auto& e : set->entries) s.set[e.key] = topo::as_string(e.value, "set." + e.key);
+  if (const Value* set = input::find(doc, "set")) {
+    input::require_map(*set, "set");
+    for (const auto& e : set->entries) s.set[e.key] = input::as_string(e.value, "set." + e.key);
   }
-  s.model = read_model(topo::require(doc, "model", ""), "model");
-  const Value& w = topo::require(doc, "workload", "");
-  topo::require_map(w, "workload");
-  topo::check_keys(w, kWorkloadKeys, "workload");
-  const std::string phase = topo::as_string(topo::require(w, "phase", "workload"), "workload.phase");
+  s.model = read_model(input::require(doc, "model", ""), "model");
+  const Value& w = input::require(doc, "workload", "");
+  input::require_map(w, "workload");
+  input::check_keys(w, kWorkloadKeys, "workload");
+  const std::string phase = input::as_string(input::require(w, "phase", "workload"), "workload.phase");
   if (phase == "prefill") {
     s.workload.phase = Phase::prefill;
-    s.workload.tokens = topo::as_count(topo::require(w, "tokens", "workload"), "workload.tokens", 1, 100'000'000);
+    s.workload.tokens = input::as_count(input::require(w, "tokens", "workload"), "workload.tokens", 1, 100'000'000);
   } else if (phase == "decode") {
     s.workload.phase = Phase::decode;
-    s.workload.batch = topo::as_count(topo::require(w, "batch", "workload"), "workload.batch", 1, 100'000'000);
-    if (const Value* c = topo::find(w, "context")) s.workload.context = topo::as_count(*c, "workload.context", 1, 100'000'000);
+    s.workload.batch = input::as_count(input::require(w, "batch", "workload"), "workload.batch", 1, 100'000'000);
+    if (const Value* c = input::find(w, "context")) s.workload.context = input::as_count(*c, "workload.context", 1, 100'000'000);
   } else if (phase == "load") {
     s.workload.phase = Phase::load;
-    if (const Value* b = topo::find(w, "bytes")) {
-      try {
-        s.workload.bytes = sim::parse_size(topo::as_string(*b, "workload.bytes"));
-      } catch (const std::invalid_argument& e) {
-        topo::fail(*b, fmt::format("workload.bytes: {}", e.what()));
-      }
-    }
+    if (const Value* b = input::find(w, "bytes")) s.workload.bytes = input::as_size(*b, "workload.bytes");
   } else {
-    topo::fail(*topo::find(w, "phase"), fmt::format("workload.phase: expected prefill, decode or load, got '{}'", phase));
+    input::fail(*input::find(w, "phase"), fmt::format("workload.phase: expected prefill, decode or load, got '{}'", phase));
   }
-  if (const Value* mb = topo::find(w, "micro_batches")) {
-    if (s.workload.phase == Phase::load) topo::fail(*mb, "workload.micro_batches: applies to a prefill or a decode, not a load");
+  if (const Value* mb = input::find(w, "micro_batches")) {
+    if (s.workload.phase == Phase::load) input::fail(*mb, "workload.micro_batches: applies to a prefill or a decode, not a load");
     const long most = s.workload.phase == Phase::prefill ? s.workload.tokens : s.workload.batch;
-    s.workload.micro_batches = static_cast<int>(topo::as_count(
+    s.workload.micro_batches = static_cast<int>(input::as_count(
         *mb, "workload.micro_batches", 1, std::min(most, 1024L)));
   }
-  if (const Value* dis = topo::find(w, "disaggregation")) {
+  if (const Value* dis = input::find(w, "disaggregation")) {
     if (s.workload.phase != Phase::prefill)
-      topo::fail(*dis, "workload.disaggregation: applies to a prefill (which ships its KV cache to the decode GPUs)");
-    topo::require_map(*dis, "workload.disaggregation");
-    topo::check_keys(*dis, kDisaggregationKeys, "workload.disaggregation");
-    s.workload.decode_offset = static_cast<int>(topo::as_count(topo::require(*dis, "decode_offset", "workload.disaggregation"),
+      input::fail(*dis, "workload.disaggregation: applies to a prefill (which ships its KV cache to the decode GPUs)");
+    input::require_map(*dis, "workload.disaggregation");
+    input::check_keys(*dis, kDisaggregationKeys, "workload.disaggregation");
+    s.workload.decode_offset = static_cast<int>(input::as_count(input::require(*dis, "decode_offset", "workload.disaggregation"),
                                                                "workload.disaggregation.decode_offset", 1, 10'000'000));
-    if (const Value* kv = topo::find(*dis, "kv_transfer")) {
-      const std::string t = topo::as_string(*kv, "workload.disaggregation.kv_transfer");
+    if (const Value* kv = input::find(*dis, "kv_transfer")) {
+      const std::string t = input::as_string(*kv, "workload.disaggregation.kv_transfer");
       if (t == "layer") s.workload.kv_layer_by_layer = true;
       else if (t == "all") s.workload.kv_layer_by_layer = false;
-      else topo::fail(*kv, fmt::format("workload.disaggregation.kv_transfer: expected layer or all, got '{}'", t));
+      else input::fail(*kv, fmt::format("workload.disaggregation.kv_transfer: expected layer or all, got '{}'", t));
     }
   }
-  s.layout = read_layout(topo::require(doc, "layout", ""), "layout");
+  s.layout = read_layout(input::require(doc, "layout", ""), "layout");
   if (s.workload.decode_offset > 0 && s.workload.decode_offset < s.layout.gpus())
-    topo::fail(*topo::find(*topo::find(w, "disaggregation"), "decode_offset"),
+    input::fail(*input::find(*input::find(w, "disaggregation"), "decode_offset"),
                fmt::format("workload.disaggregation.decode_offset: the decode GPUs would overlap the {} prefill GPUs; "
                            "expected at least {}", s.layout.gpus(), s.layout.gpus()));
-  if (const Value* c = topo::find(doc, "compute")) {
-    topo::require_map(*c, "compute");
-    topo::check_keys(*c, kComputeKeys, "compute");
-    if (const Value* t = topo::find(*c, "layer_time")) s.compute.layer_time = topo::as_time(*t, "compute.layer_time");
-    if (const Value* f = topo::find(*c, "peak_flops")) s.compute.peak_flops = as_flops(*f, "compute.peak_flops");
-    if (const Value* b = topo::find(*c, "memory_bandwidth")) s.compute.memory_bandwidth = topo::as_rate(*b, "compute.memory_bandwidth");
+  if (const Value* c = input::find(doc, "compute")) {
+    input::require_map(*c, "compute");
+    input::check_keys(*c, kComputeKeys, "compute");
+    if (const Value* t = input::find(*c, "layer_time")) s.compute.layer_time = input::as_time(*t, "compute.layer_time");
+    if (const Value* f = input::find(*c, "peak_flops")) s.compute.peak_flops = input::as_flops(*f, "compute.peak_flops");
+    if (const Value* b = input::find(*c, "memory_bandwidth")) s.compute.memory_bandwidth = input::as_rate(*b, "compute.memory_bandwidth");
     if (s.compute.layer_time && s.compute.peak_flops > 0.0)
-      topo::fail(*c, "compute: give either layer_time or peak_flops (a roofline), not both");
+      input::fail(*c, "compute: give either layer_time or peak_flops (a roofline), not both");
     if (s.compute.peak_flops > 0.0 && s.compute.memory_bandwidth.count() <= 0.0)
-      topo::fail(*c, "compute: a roofline needs memory_bandwidth beside peak_flops");
+      input::fail(*c, "compute: a roofline needs memory_bandwidth beside peak_flops");
   }
-  if (const Value* a = topo::find(doc, "algorithm")) {
-    const std::string t = topo::as_string(*a, "algorithm");
+  if (const Value* a = input::find(doc, "algorithm")) {
+    const std::string t = input::as_string(*a, "algorithm");
     if (t != "auto") {
       s.tp_algorithm = models::parse_algorithm(t);
-      if (!s.tp_algorithm) topo::fail(*a, fmt::format("algorithm: unknown algorithm '{}' (expected auto, ring, tree, nvls, ...)", t));
+      if (!s.tp_algorithm) input::fail(*a, fmt::format("algorithm: unknown algorithm '{}' (expected auto, ring, tree, nvls, ...)", t));
     }
   }
-  if (const Value* p = topo::find(doc, "protocol")) {
-    const std::string t = topo::as_string(*p, "protocol");
+  if (const Value* p = input::find(doc, "protocol")) {
+    const std::string t = input::as_string(*p, "protocol");
     if (t != "auto") {
       s.tp_protocol = models::parse_protocol(t);
-      if (!s.tp_protocol) topo::fail(*p, fmt::format("protocol: unknown protocol '{}' (expected auto, ll, ll128, simple)", t));
+      if (!s.tp_protocol) input::fail(*p, fmt::format("protocol: unknown protocol '{}' (expected auto, ll, ll128, simple)", t));
     }
   }
   // What can be checked without the topology (the GPU count comes with it).
   if (auto why = layout_problem(s.model, s.layout, 1 << 30))
-    topo::fail(topo::require(doc, "layout", ""), "layout: " + *why);
+    input::fail(input::require(doc, "layout", ""), "layout: " + *why);
   return s;
 }
 

@@ -18,7 +18,8 @@
 #include "calibrate/nccl_tests_log.h"
 #include "calibrate/overlay.h"
 #include "calibrate/probe_csv.h"
-#include "sim/input_error.h"
+#include "input/file.h"
+#include "input/input_error.h"
 #include "tools/commands.h"
 
 namespace wiresim::tools {
@@ -36,20 +37,16 @@ struct FitArgs {
 std::vector<FitGroup> load_groups(const FitArgs& args) {
   std::vector<FitGroup> groups;
   for (const std::string& file : args.files) {
-    std::ifstream in(file);
-    if (!in) throw sim::InputError(file, 0, 0, "cannot open the file");
-    if (std::filesystem::is_directory(file)) throw sim::InputError(file, 0, 0, "expected a file, got a folder");
-    if (looks_like_probe_csv(in)) {
-      auto g = groups_from_probe(read_probe_csv(file), file);
+    const std::string text = input::read_file(file);
+    if (looks_like_probe_csv(text)) {
+      auto g = groups_from_probe(parse_probe_csv(text, file), file);
       groups.insert(groups.end(), g.begin(), g.end());
       continue;
     }
-    in.clear();
-    in.seekg(0);
-    if (!looks_like_nccl_tests_log(in))
-      throw sim::InputError(file, 1, 1, fmt::format("neither a probe CSV (header '{}') nor an nccl-tests log",
-                                                    kProbeCsvHeader));
-    FitGroup g = group_from_log(read_nccl_tests_log(file));
+    if (!looks_like_nccl_tests_log(text))
+      throw input::InputError(file, 1, 1, fmt::format("neither a probe CSV (header '{}') nor an nccl-tests log",
+                                                      kProbeCsvHeader));
+    FitGroup g = group_from_log(parse_nccl_tests_log(text, file));
     g.tier = args.tier;
     groups.push_back(std::move(g));
   }
@@ -113,13 +110,13 @@ void print_json(const std::vector<GroupFit>& fits) {
 
 int run_fit(const FitArgs& args) {
   if (!args.tier.empty() && !topo::tier_from_string(args.tier))
-    throw sim::InputError(fmt::format("--tier: unknown tier '{}'", args.tier));
+    throw input::InputError(fmt::format("--tier: unknown tier '{}'", args.tier));
   const std::vector<GroupFit> fits = fit_groups(load_groups(args));
   if (args.format == "json") print_json(fits);
   else print_table(fits);
   if (!args.overlay.empty()) {
     std::ofstream out(args.overlay);
-    if (!out) throw sim::InputError(args.overlay, 0, 0, "cannot write the overlay");
+    if (!out) throw input::InputError(args.overlay, 0, 0, "cannot write the overlay");
     const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
     write_overlay(out, overlay_from_fits(fits),
                   fmt::format("wiresim calibration overlay, fitted by `wiresim calibrate fit` on {}, {:%Y-%m-%d}",

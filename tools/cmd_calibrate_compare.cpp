@@ -12,7 +12,7 @@
 #include "models/machine.h"
 #include "models/run.h"
 #include "models/tuner.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 #include "tools/commands.h"
 #include "tools/machine_input.h"
 
@@ -53,18 +53,18 @@ int run_compare(const CompareArgs& a) {
   }
   for (const auto& path : a.logs) {
     const calibrate::NcclTestsLog log = calibrate::read_nccl_tests_log(path);
-    if (!log.collective) throw sim::InputError(path, 0, 0, "cannot tell which collective the log measured");
-    const auto op = models::parse_collective(calibrate::to_string(*log.collective));
+    if (!log.collective) throw input::InputError(path, 0, 0, "cannot tell which collective the log measured");
+    const models::Collective op = *log.collective;
     const int ranks = log.rank_count().value_or(0);
     const int available = static_cast<int>(plain.graph.gpus().size());
     if (ranks < 2 || ranks > available)
-      throw sim::InputError(path, 0, 0,
+      throw input::InputError(path, 0, 0,
                             fmt::format("the log ran {} ranks; {} has {} GPUs (use --set to grow a cluster)", ranks,
                                         a.topo, available));
     models::Problem problem;
-    problem.op = *op;
+    problem.op = op;
     problem.ranks.assign(plain.graph.gpus().begin(), plain.graph.gpus().begin() + ranks);
-    fmt::print("# {}: {} on {} ranks, measured vs predicted on {}{}\n", path, models::to_string(*op), ranks, a.topo,
+    fmt::print("# {}: {} on {} ranks, measured vs predicted on {}{}\n", path, models::to_string(op), ranks, a.topo,
                a.overlay.empty() ? "" : fmt::format(" (and with overlay {})", a.overlay));
     fmt::print("{:>14} {:>14} {:>14} {:>9}", "size (B)", "measured", "predicted", "error");
     if (calibrated) fmt::print(" {:>14} {:>9}", "with overlay", "error");

@@ -22,7 +22,9 @@
 #include "models/machine.h"
 #include "models/run.h"
 #include "models/tuner.h"
-#include "sim/input_error.h"
+#include "input/collective.h"
+#include "input/input_error.h"
+#include "input/traffic_matrix.h"
 #include "sim/trace.h"
 #include "sim/units.h"
 #include "tools/coll_common.h"
@@ -33,13 +35,13 @@
 namespace wiresim::tools {
 namespace {
 
-using sim::InputError;
+using input::InputError;
 
 struct CollOptions {
   std::string op;
   std::string topo;
   std::vector<std::string> settings;
-  int gpus = 0;
+  std::optional<int> gpus;   // default: every GPU of the topology
   std::string sizes = "8B:8GiB:2";
   std::string algo = "auto";
   std::string proto = "auto";
@@ -206,11 +208,9 @@ void print_table(const CollOptions& o, const models::Machine& machine, const mod
   fmt::print("# wiresim coll {} on {}: {} GPUs ({}, {}), model {}\n", models::to_string(problem.op), o.topo,
              problem.ranks.size(), gpu0.model.empty() ? "gpu" : gpu0.model, machine.arch_name(), o.model);
   fmt::print("# sizes are nccl-tests sizes; GB/s = 1e9 B/s; busbw = algbw x {}\n",
-             problem.op == models::Collective::all_reduce ? "2(n-1)/n"
-             : (problem.op == models::Collective::broadcast || problem.op == models::Collective::reduce ||
-                problem.op == models::Collective::send_recv) ? "1" : "(n-1)/n");
+             input::bus_factor_formula(problem.op));
   if (o.explain) print_transports(machine, problem);
-  const bool rooted = problem.op == models::Collective::broadcast || problem.op == models::Collective::reduce;
+  const bool rooted = input::rooted(problem.op);
   const std::string redop = models::reduces(problem.op) ? "sum" : "none";
   fmt::print("#\n#{:>12} {:>12} {:>8} {:>6} {:>6} {:>10} {:>8} {:>8}  {}\n", "size", "count", "type", "redop", "root",
              "time", "algbw", "busbw", "algorithm");
@@ -299,42 +299,6 @@ void write_trace(const std::string& path, const models::Machine& machine, const 
   sim::write_chrome_trace(file, detail.plan.dag, detail.run, options);
 }
 
-// An all_to_all traffic matrix: n lines of n sizes with units ("1MiB"), the bytes rank i
-// sends rank j on line i, column j; '#' starts a comment. The diagonal is ignored.
-std::vector<double> read_matrix(const std::string& path, int n) {
-  if (std::filesystem::is_directory(path)) throw InputError(path, 0, 0, "expected a file, got a folder");
-  std::ifstream in(path);
-  if (!in) throw InputError(path, 0, 0, "cannot open the traffic matrix");
-  std::vector<double> m;
-  std::string line;
-  int row = 0;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    if (row == n) throw InputError(path, number, 1, fmt::format("expected {} rows (one per rank), found more", n));
-    int column = 0;
-    std::size_t start = 0;
-    while (start <= line.size()) {
-      const std::size_t end = std::min(line.find(',', start), line.size());
-      const std::string cell = line.substr(start, end - start);
-      if (column == n)
-        throw InputError(path, number, static_cast<int>(start) + 1, fmt::format("expected {} columns, found more", n));
-      try {
-        m.push_back(sim::parse_size(cell).count());
-      } catch (const std::invalid_argument& e) {
-        throw InputError(path, number, static_cast<int>(start) + 1, e.what());
-      }
-      ++column;
-      start = end + 1;
-    }
-    if (column != n) throw InputError(path, number, 1, fmt::format("expected {} columns, found {}", n, column));
-    ++row;
-  }
-  if (row != n) throw InputError(path, row + 1, 1, fmt::format("expected {} rows (one per rank), found {}", n, row));
-  for (int i = 0; i < n; ++i) m[static_cast<std::size_t>(i) * n + i] = 0.0;
-  return m;
-}
-
 int run_coll(const CollOptions& o) {
   const auto op = models::parse_collective(o.op);
   if (!op)
@@ -374,7 +338,7 @@ int run_coll(const CollOptions& o) {
   problem.root = o.root;
   problem.limits = {models::parse_max_memory(o.max_memory), models::parse_max_events(o.max_events)};
   const auto& gpus = graph.gpus();
-  const int n = o.gpus == 0 ? static_cast<int>(gpus.size()) : o.gpus;
+  const int n = o.gpus.value_or(static_cast<int>(gpus.size()));
   if (n < 2 || n > static_cast<int>(gpus.size()))
     throw InputError(fmt::format("--gpus: expected 2..{} (the GPUs in {}), got {}", gpus.size(), o.topo, n));
   problem.ranks.assign(gpus.begin(), gpus.begin() + n);
@@ -384,7 +348,7 @@ int run_coll(const CollOptions& o) {
   models::Detail detail;
   if (!o.matrix.empty()) {
     if (*op != models::Collective::all_to_all) throw InputError("--matrix: a traffic matrix applies to all_to_all only");
-    problem.matrix = read_matrix(o.matrix, n);
+    problem.matrix = input::read_traffic_matrix(o.matrix, n);
     // The nccl-tests size of a skewed exchange: the busiest rank's send buffer.
     double busiest = 0.0;
     for (int i = 0; i < n; ++i) {

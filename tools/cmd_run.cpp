@@ -12,7 +12,7 @@
 #include "models/params.h"
 #include "scenarios/scenario.h"
 #include "scenarios/step.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 #include "sim/trace.h"
 #include "tools/commands.h"
 #include "tools/machine_input.h"
@@ -21,7 +21,7 @@
 namespace wiresim::tools {
 namespace {
 
-using sim::InputError;
+using input::InputError;
 
 struct RunOptions {
   std::string scenario;

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -13,12 +15,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "input/input_error.h"
+#include "input/units.h"
 #include "models/limits.h"
 #include "models/params.h"
 #include "scenarios/report.h"
 #include "scenarios/scenario.h"
 #include "scenarios/sweep.h"
-#include "sim/input_error.h"
 #include "tools/commands.h"
 #include "tools/machine_input.h"
 #include "tools/mpi_sweep.h"
@@ -27,13 +30,13 @@
 namespace wiresim::tools {
 namespace {
 
-using sim::InputError;
+using input::InputError;
 
 struct SweepOptions {
   std::string topo;
   std::string model;
   std::vector<std::string> settings;
-  int gpus = 0;
+  std::optional<int> gpus;   // default: every GPU of the topology
   std::string phase = "prefill";
   long tokens = 4096;
   long batch = 32;
@@ -91,20 +94,14 @@ int sweep(const SweepOptions& o) {
   }
   const MachineInput input = load_machine_input(o.topo, topo::parse_overrides(o.settings), o.overlay, o.params);
   const topo::LinkGraph& graph = input.graph;
-  spec.gpus = o.gpus == 0 ? static_cast<int>(graph.gpus().size()) : o.gpus;
+  spec.gpus = o.gpus.value_or(static_cast<int>(graph.gpus().size()));
   if (!o.peak_flops.empty()) {
     // A roofline per layer: FLOPs at this peak vs weights and KV cache at the GPU's HBM speed.
-    const std::string& t = o.peak_flops;
-    const auto pos = t.find("TFLOP/s");
-    double tflops = 0.0;
     try {
-      if (pos == std::string::npos || pos + 7 != t.size()) throw std::invalid_argument("");
-      tflops = std::stod(t.substr(0, pos));
-    } catch (const std::exception&) {
-      throw InputError(fmt::format("--peak-flops: expected a rate like 989TFLOP/s, got '{}'", t));
+      spec.compute.peak_flops = input::parse_flops(o.peak_flops);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(fmt::format("--peak-flops: {}", e.what()));
     }
-    if (!(tflops > 0.0)) throw InputError(fmt::format("--peak-flops: expected a positive rate, got '{}'", t));
-    spec.compute.peak_flops = tflops * 1e12;
     spec.compute.memory_bandwidth = graph.device(graph.gpus().front()).memory_bandwidth;
     if (spec.compute.memory_bandwidth.count() <= 0.0)
       throw InputError(fmt::format("--peak-flops: {} gives no memory_bandwidth for its GPUs", o.topo));

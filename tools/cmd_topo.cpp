@@ -2,11 +2,11 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <sstream>
 
 #include <fmt/core.h>
 
-#include "sim/input_error.h"
+#include "input/file.h"
+#include "input/input_error.h"
 #include "tools/commands.h"
 #include "topologies/builder.h"
 #include "topologies/describe.h"
@@ -35,17 +35,8 @@ CLI::App* add_view(CLI::App& topo, const std::shared_ptr<TopoArgs>& args, const 
   return cmd;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw sim::InputError(path, 0, 0, "cannot read the file");
-  if (std::filesystem::is_directory(path)) throw sim::InputError(path, 0, 0, "expected a file, got a folder");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 void run_import(const TopoArgs& args) {
-  const topo::TopoMatrix matrix = topo::parse_topo_matrix(read_text(args.file), args.file);
+  const topo::TopoMatrix matrix = topo::parse_topo_matrix(input::read_file(args.file), args.file);
   topo::ImportOptions options;
   options.name = !args.name.empty() ? args.name
                  : std::filesystem::path(args.output.empty() ? args.file : args.output).stem().string();
@@ -60,7 +51,7 @@ void run_import(const TopoArgs& args) {
     return;
   }
   std::ofstream out(args.output);
-  if (!(out << yaml)) throw sim::InputError(args.output, 0, 0, "cannot write the file");
+  if (!(out << yaml)) throw input::InputError(args.output, 0, 0, "cannot write the file");
 }
 
 }  // namespace
@@ -70,7 +61,9 @@ void add_topo_command(CLI::App& app, int* exit_code) {
   topo->require_subcommand(1);
   auto args = std::make_shared<TopoArgs>();
   const auto load = [args] {
-    return topo::load_topology(args->file, topo::parse_overrides(args->settings));
+    topo::LinkGraph g = topo::load_topology(args->file, topo::parse_overrides(args->settings));
+    print_warnings(g.warnings);
+    return g;
   };
 
   add_view(*topo, args, "show",

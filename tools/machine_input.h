@@ -14,6 +14,7 @@
 
 #include "calibrate/overlay.h"
 #include "models/params.h"
+#include "tools/commands.h"
 #include "topologies/builder.h"
 
 namespace wiresim::tools {
@@ -28,6 +29,7 @@ inline MachineInput load_machine_input(const std::string& topology, const topo::
                                        const std::string& overlay, const std::string& params) {
   MachineInput in{topo::load_topology(topology, overrides),
                   params.empty() ? models::default_params() : models::load_params(params), {}};
+  print_warnings(in.graph.warnings);
   if (!overlay.empty()) {
     const calibrate::Overlay o = calibrate::read_overlay(overlay);
     in.applied = calibrate::apply_overlay(in.graph, o);

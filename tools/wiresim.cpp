@@ -6,7 +6,7 @@
 #include <fmt/core.h>
 #include <spdlog/spdlog.h>
 
-#include "sim/input_error.h"
+#include "input/input_error.h"
 #include "tools/commands.h"
 #include "tools/mpi_sweep.h"
 
@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
     // --help and --version are "errors" that exit 0; a real usage error exits 2.
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
-  } catch (const wiresim::sim::InputError& e) {
+  } catch (const wiresim::input::InputError& e) {
     fmt::print(stderr, "wiresim: {}\n", e.what());
     return 2;
   } catch (const std::exception& e) {

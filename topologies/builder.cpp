@@ -11,12 +11,21 @@
 
 #include <fmt/format.h>
 
-#include "sim/input_error.h"
+#include "input/document.h"
+#include "input/input_error.h"
+#include "input/keys.h"
+#include "input/units.h"
 #include "topologies/fabric.h"
-#include "topologies/yaml_doc.h"
+#include "topologies/plausibility.h"
 
 namespace wiresim::topo {
 namespace {
+
+using input::index_path;
+using input::join_path;
+using input::Position;
+using input::suggest;
+using input::Value;
 
 constexpr std::array<std::string_view, 6> kTopKeys = {"name",  "description", "parameters",
                                                       "node",  "nodes",       "fabric"};
@@ -57,7 +66,18 @@ struct Template {
   std::vector<Group> groups;
   std::vector<LocalLink> links;
   long device_count = 0;
+  std::vector<std::string> warnings;   // plausibility.h
 };
+
+// A PCIe rate faster than its generation: a warning at the value that gave it.
+void check_pcie_rate(const Value& rate, sim::BytesPerSec per_link, const Group& from, const Group& to,
+                     const std::string& path, Template& t) {
+  const std::string_view arch = from.proto.kind == DeviceKind::gpu ? std::string_view(from.proto.arch)
+                                : to.proto.kind == DeviceKind::gpu ? std::string_view(to.proto.arch)
+                                                                   : std::string_view();
+  if (const auto w = pcie_rate_warning(per_link, arch))
+    t.warnings.push_back(fmt::format("{}: warning: {}: {}", input::where(rate.at), path, *w));
+}
 
 Group parse_group(const Value::Entry& e, const std::string& path) {
   Group g;
@@ -186,6 +206,9 @@ void parse_links(const Value& links, const std::string& path, Template& t) {
     if (!bw && !per) fail(l, fmt::format("{}: missing 'bandwidth' (per direction, e.g. 450GB/s)", p));
     link.bandwidth = bw ? as_rate(*bw, join_path(p, "bandwidth"))
                         : as_rate(*per, join_path(p, "link_bandwidth")) * link.count;
+    if (link.tier == Tier::pcie)
+      check_pcie_rate(bw ? *bw : *per, link.bandwidth / link.count, t.groups[from.group], t.groups[to.group],
+                      join_path(p, bw ? "bandwidth" : "link_bandwidth"), t);
     link.latency = as_time(require(l, "latency", p), join_path(p, "latency"));
     std::string pattern = "block";
     const Value* pattern_value = find(l, "pattern");
@@ -315,12 +338,13 @@ LinkGraph build(const Value& doc, const std::string& path) {
   if (const Value* d = find(doc, "description")) graph.description = as_string(*d, "description");
 
   const Template t = parse_node(require(doc, "node", ""), "node");
+  graph.warnings = t.warnings;
   const long nodes = find(doc, "nodes") ? as_count(*find(doc, "nodes"), "nodes", 1, 100'000) : 1;
   const Value* fabric_value = find(doc, "fabric");
   std::optional<FabricSpec> fabric;
   std::optional<std::size_t> nic_group;
   if (fabric_value) {
-    fabric = parse_fabric(*fabric_value, "fabric");
+    fabric = parse_fabric(*fabric_value, "fabric", graph.warnings);
     for (std::size_t i = 0; i < t.groups.size(); ++i)
       if (t.groups[i].name == fabric->nic_group) nic_group = i;
     if (!nic_group || t.groups[*nic_group].proto.kind != DeviceKind::nic || t.groups[*nic_group].count == 0)
@@ -374,12 +398,12 @@ LinkGraph build(const Value& doc, const std::string& path) {
 }  // namespace
 
 LinkGraph load_topology(const std::string& path, const Overrides& overrides) {
-  return build(read_document(path, overrides), path);
+  return build(input::read_document(path, overrides), path);
 }
 
 LinkGraph load_topology_text(const std::string& yaml, const std::string& file_name,
                              const Overrides& overrides) {
-  return build(read_document_text(yaml, file_name, overrides), file_name);
+  return build(input::read_document_text(yaml, file_name, overrides), file_name);
 }
 
 Overrides parse_overrides(const std::vector<std::string>& settings) {
@@ -387,7 +411,7 @@ Overrides parse_overrides(const std::vector<std::string>& settings) {
   for (const auto& s : settings) {
     const auto eq = s.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
-      throw sim::InputError(fmt::format("--set {}: expected name=value, e.g. --set nodes=64", s));
+      throw input::InputError(fmt::format("--set {}: expected name=value, e.g. --set nodes=64", s));
     out[s.substr(0, eq)] = s.substr(eq + 1);
   }
   return out;

@@ -7,20 +7,32 @@
 
 #include <fmt/format.h>
 
+#include "input/keys.h"
+#include "input/units.h"
+#include "topologies/plausibility.h"
+
 namespace wiresim::topo {
 namespace {
+
+using input::join_path;
+using input::suggest;
+using input::Value;
 
 struct Cable {
   sim::BytesPerSec bandwidth;
   sim::Seconds latency;
 };
 
-Cable parse_cable(const Value& v, const std::string& path) {
+Cable parse_cable(const Value& v, const std::string& path, std::vector<std::string>& warnings) {
   require_map(v, path);
   static constexpr std::array<std::string_view, 2> kKeys = {"bandwidth", "latency"};
   check_keys(v, kKeys, path);
-  return {as_rate(require(v, "bandwidth", path), join_path(path, "bandwidth")),
-          as_time(require(v, "latency", path), join_path(path, "latency"))};
+  const Value& bandwidth = require(v, "bandwidth", path);
+  const Cable cable{as_rate(bandwidth, join_path(path, "bandwidth")),
+                    as_time(require(v, "latency", path), join_path(path, "latency"))};
+  if (const auto w = network_rate_warning(cable.bandwidth))
+    warnings.push_back(fmt::format("{}: warning: {}.bandwidth: {}", input::where(bandwidth.at), path, *w));
+  return cable;
 }
 
 double parse_ratio(const Value& v, const std::string& path) {
@@ -40,9 +52,19 @@ double parse_ratio(const Value& v, const std::string& path) {
                       path, v.text));
 }
 
+// A fabric switch: in no node, on `rail` (-1: every rail).
+DeviceId add_switch(LinkGraph& graph, std::string name, int rail) {
+  Device d;
+  d.name = std::move(name);
+  d.kind = DeviceKind::network_switch;
+  d.node = -1;
+  d.rail = rail;
+  return graph.add_device(std::move(d));
+}
+
 }  // namespace
 
-FabricSpec parse_fabric(const Value& fabric, const std::string& path) {
+FabricSpec parse_fabric(const Value& fabric, const std::string& path, std::vector<std::string>& warnings) {
   require_map(fabric, path);
   static constexpr std::array<std::string_view, 9> kKeys = {
       "topology", "tier",   "nic",      "rails", "leaf_radix", "oversubscription",
@@ -83,10 +105,10 @@ FabricSpec parse_fabric(const Value& fabric, const std::string& path) {
     spec.spines_at = s->at;
     spec.spines_via = s->via;
   }
-  const Cable nic = parse_cable(require(fabric, "nic_link", path), join_path(path, "nic_link"));
+  const Cable nic = parse_cable(require(fabric, "nic_link", path), join_path(path, "nic_link"), warnings);
   spec.nic_bandwidth = nic.bandwidth;
   spec.nic_latency = nic.latency;
-  const Cable up = parse_cable(require(fabric, "uplink", path), join_path(path, "uplink"));
+  const Cable up = parse_cable(require(fabric, "uplink", path), join_path(path, "uplink"), warnings);
   spec.uplink_bandwidth = up.bandwidth;
   spec.uplink_latency = up.latency;
   return spec;
@@ -115,14 +137,8 @@ void build_fabric(const FabricSpec& spec, LinkGraph& graph,
   const long leaves = by_rail ? rails * leaves_per_rail : (nodes * per_node + down - 1) / down;
 
   std::vector<DeviceId> leaf_ids;
-  for (long k = 0; k < leaves; ++k) {
-    Device d;
-    d.name = fmt::format("leaf{}", k);
-    d.kind = DeviceKind::network_switch;
-    d.node = -1;
-    d.rail = by_rail ? static_cast<int>(k / leaves_per_rail) : -1;
-    leaf_ids.push_back(graph.add_device(d));
-  }
+  for (long k = 0; k < leaves; ++k)
+    leaf_ids.push_back(add_switch(graph, fmt::format("leaf{}", k), by_rail ? static_cast<int>(k / leaves_per_rail) : -1));
   for (long n = 0; n < nodes; ++n) {
     for (long i = 0; i < per_node; ++i) {
       // Rail r's ports, node by node, fill its leaves in order.
@@ -141,13 +157,7 @@ void build_fabric(const FabricSpec& spec, LinkGraph& graph,
                                      "oversubscription {}), so at most {} spines, got {}",
                                      up, spec.leaf_radix, o, up, spines), spec.spines_via);
   std::vector<DeviceId> spine_ids;
-  for (long s = 0; s < spines; ++s) {
-    Device d;
-    d.name = fmt::format("spine{}", s);
-    d.kind = DeviceKind::network_switch;
-    d.node = -1;
-    spine_ids.push_back(graph.add_device(d));
-  }
+  for (long s = 0; s < spines; ++s) spine_ids.push_back(add_switch(graph, fmt::format("spine{}", s), -1));
   for (DeviceId leaf : leaf_ids) {
     for (long s = 0; s < spines; ++s) {
       // up cables spread as evenly as they go: the first up % spines spines get one more.

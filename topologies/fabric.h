@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "input/yaml.h"
 #include "topologies/link_graph.h"
-#include "topologies/yaml_doc.h"
 
 namespace wiresim::topo {
 
@@ -29,13 +29,13 @@ struct FabricSpec {
   Layout layout = Layout::rail_optimized;
   Tier tier = Tier::ib;
   std::string nic_group = "nic";   // the node's device group whose members attach
-  Position nic_group_at;
+  input::Position nic_group_at;
   long leaf_radix = 64;
   std::optional<long> rails;       // default: the number of NICs per node
-  Position rails_at;
+  input::Position rails_at;
   double oversubscription = 1.0;   // down:up ports at a leaf
   std::optional<long> spines;
-  Position spines_at;
+  input::Position spines_at;
   std::string spines_via;          // the parameter that set it, for messages
   sim::BytesPerSec nic_bandwidth;  // per NIC cable
   sim::Seconds nic_latency;
@@ -43,7 +43,8 @@ struct FabricSpec {
   sim::Seconds uplink_latency;
 };
 
-FabricSpec parse_fabric(const Value& fabric, const std::string& path);
+// Rates that parse but look like a slip of the unit land in `warnings` (plausibility.h).
+FabricSpec parse_fabric(const input::Value& fabric, const std::string& path, std::vector<std::string>& warnings);
 // The rails of a rail-optimised fabric over nodes of `nics_per_node` NICs (1 for a fat
 // tree); throws at fabric.rails when it does not divide the NIC count.
 long fabric_rails(const FabricSpec& spec, long nics_per_node);

@@ -4,32 +4,19 @@
 #include <array>
 #include <cctype>
 #include <regex>
-#include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
-#include "sim/input_error.h"
+#include "input/input_error.h"
+#include "input/lines.h"
 #include "sim/units.h"
 
 namespace wiresim::topo {
 namespace {
 
-struct Token {
-  std::string text;
-  int column;  // 1-based
-};
-
-std::vector<Token> split_whitespace(const std::string& line) {
-  std::vector<Token> out;
-  for (std::size_t i = 0; i < line.size();) {
-    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-    const std::size_t start = i;
-    while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-    if (i > start) out.push_back({line.substr(start, i - start), static_cast<int>(start) + 1});
-  }
-  return out;
-}
+using input::InputError;
+using Token = input::Field;
 
 // Header cells are separated by tabs, or (space-aligned output) by two or more spaces.
 std::vector<Token> split_header(const std::string& line) {
@@ -44,7 +31,7 @@ std::vector<Token> split_header(const std::string& line) {
       ++i;
     std::size_t end = i;
     while (end > start && std::isspace(static_cast<unsigned char>(line[end - 1]))) --end;
-    if (end > start) out.push_back({line.substr(start, end - start), static_cast<int>(start) + 1});
+    if (end > start) out.push_back({std::string_view(line).substr(start, end - start), static_cast<int>(start) + 1});
   }
   return out;
 }
@@ -68,30 +55,27 @@ std::optional<std::string> normalise_label(const std::string& s) {
 
 TopoMatrix parse_topo_matrix(const std::string& text, const std::string& file) {
   std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(line);
-  }
+  input::Lines reader(text, file);
+  while (const auto line = reader.next()) lines.emplace_back(line->text);
   TopoMatrix m;
   m.file = file;
   std::size_t header = lines.size();
   for (std::size_t i = 0; i < lines.size() && header == lines.size(); ++i) {
     if (!lines[i].empty() && lines[i][0] == '#') continue;
-    const auto tokens = split_whitespace(lines[i]);
+    const auto tokens = input::split_words(lines[i]);
     const auto has = [&](const char* t) {
       return std::any_of(tokens.begin(), tokens.end(), [&](const Token& k) { return k.text == t; });
     };
     if (has("GPU0") && !has("X")) header = i;
   }
   if (header == lines.size())
-    throw sim::InputError(file, 1, 1, "no `nvidia-smi topo -m` header found; expected a line of "
+    throw InputError(file, 1, 1, "no `nvidia-smi topo -m` header found; expected a line of "
                                       "column names GPU0 GPU1 ... NIC0 ...");
   const int header_line = static_cast<int>(header) + 1;
   std::vector<std::string> extras;
   for (const auto& t : split_header(lines[header])) {
-    if (is_extra_column(t.text) || !extras.empty()) extras.push_back(t.text);
-    else m.columns.push_back(t.text);
+    if (is_extra_column(std::string(t.text)) || !extras.empty()) extras.emplace_back(t.text);
+    else m.columns.emplace_back(t.text);
   }
   const std::size_t n = m.columns.size();
   m.labels.assign(n, std::vector<std::string>(n));
@@ -102,31 +86,31 @@ TopoMatrix parse_topo_matrix(const std::string& text, const std::string& file) {
 
   std::size_t li = header + 1;
   for (std::size_t row = 0; row < n; ++row, ++li) {
-    if (li >= lines.size() || split_whitespace(lines[li]).empty())
-      throw sim::InputError(file, static_cast<int>(std::min(li, lines.size())) + 1, 1,
+    if (li >= lines.size() || input::split_words(lines[li]).empty())
+      throw InputError(file, static_cast<int>(std::min(li, lines.size())) + 1, 1,
                             fmt::format("expected the row of {} (the header at line {} has {} "
                                         "columns), got the end of the table", m.columns[row],
                                         header_line, n));
-    const auto tokens = split_whitespace(lines[li]);
+    const auto tokens = input::split_words(lines[li]);
     const int line = static_cast<int>(li) + 1;
     if (tokens[0].text != m.columns[row])
-      throw sim::InputError(file, line, tokens[0].column,
+      throw InputError(file, line, tokens[0].column,
                             fmt::format("expected the row of {}, got '{}'", m.columns[row], tokens[0].text));
     if (tokens.size() < n + 1)
-      throw sim::InputError(file, line, static_cast<int>(lines[li].size()) + 1,
+      throw InputError(file, line, static_cast<int>(lines[li].size()) + 1,
                             fmt::format("row {} has {} labels, expected {} (one per column)",
                                         m.columns[row], tokens.size() - 1, n));
     for (std::size_t col = 0; col < n; ++col) {
       const Token& t = tokens[col + 1];
-      const auto label = normalise_label(t.text);
+      const auto label = normalise_label(std::string(t.text));
       const bool diagonal = row == col;
       if (!label || (*label == "X") != diagonal)
-        throw sim::InputError(file, line, t.column, fmt::format(
+        throw InputError(file, line, t.column, fmt::format(
             "{}/{}: {}; expected {}", m.columns[row], m.columns[col],
             label ? fmt::format("'{}' off the diagonal", t.text) : fmt::format("unknown label '{}'", t.text),
             diagonal ? "X on the diagonal" : "one of NV#, PIX, PXB, PHB, NODE, SYS"));
       if (label->starts_with("NV") && !(m.is_gpu[row] && m.is_gpu[col]))
-        throw sim::InputError(file, line, t.column, fmt::format(
+        throw InputError(file, line, t.column, fmt::format(
             "{}/{}: NVLink label '{}' between devices that are not both GPUs; expected a PCIe "
             "label (PIX, PXB, PHB, NODE, SYS)", m.columns[row], m.columns[col], t.text));
       m.labels[row][col] = *label;
@@ -135,12 +119,12 @@ TopoMatrix parse_topo_matrix(const std::string& text, const std::string& file) {
     for (std::size_t e = 0; e + n + 1 < tokens.size() && e < extras.size(); ++e)
       if (extras[e] == "NUMA Affinity" && std::all_of(tokens[n + 1 + e].text.begin(),
                                                       tokens[n + 1 + e].text.end(), ::isdigit))
-        m.numa[row] = std::stoi(tokens[n + 1 + e].text);
+        m.numa[row] = std::stoi(std::string(tokens[n + 1 + e].text));
   }
   for (std::size_t a = 0; a < n; ++a)
     for (std::size_t b = 0; b < a; ++b)
       if (m.labels[a][b] != m.labels[b][a])
-        throw sim::InputError(file, m.at[a][b].first, m.at[a][b].second, fmt::format(
+        throw InputError(file, m.at[a][b].first, m.at[a][b].second, fmt::format(
             "{}/{} reads {} but {}/{} reads {}; expected a symmetric matrix", m.columns[a],
             m.columns[b], m.labels[a][b], m.columns[b], m.columns[a], m.labels[b][a]));
   static const std::regex legend(R"(\s*(NIC[0-9]+):\s*(\S+)\s*)");
@@ -156,7 +140,7 @@ std::pair<std::string, LinkOverride> parse_link_override(const std::string& text
   const auto eq = text.find('=');
   const std::string label = text.substr(0, eq);
   if (eq == std::string::npos || std::find(kLabels.begin(), kLabels.end(), label) == kLabels.end())
-    throw sim::InputError(fmt::format("--link {}: expected LABEL=RATE[,LATENCY] with LABEL one of "
+    throw InputError(fmt::format("--link {}: expected LABEL=RATE[,LATENCY] with LABEL one of "
                                       "NV, PIX, PXB, PHB, NODE, SYS (e.g. NV=25GB/s,250ns)", text));
   const std::string rest = text.substr(eq + 1);
   const auto comma = rest.find(',');
@@ -169,7 +153,7 @@ std::pair<std::string, LinkOverride> parse_link_override(const std::string& text
     if (o.latency && !(sim::parse_time(*o.latency).count() > 0))
       throw std::invalid_argument("expected a positive latency");
   } catch (const std::invalid_argument& e) {
-    throw sim::InputError(fmt::format("--link {}: {}", text, e.what()));
+    throw InputError(fmt::format("--link {}: {}", text, e.what()));
   }
   return {label, o};
 }

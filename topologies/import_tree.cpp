@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/input_error.h"
+#include "input/input_error.h"
 #include "topologies/builder.h"
 #include "topologies/import.h"
 #include "topologies/routes.h"
@@ -141,7 +141,7 @@ const GpuModel& Emitter::pick_model(bool switched, int uniform_nv, int max_nv, s
     if (name == model.name) return model;
   std::string known;
   for (const auto& model : kModels) known += (known.empty() ? "" : ", ") + std::string(model.name);
-  throw sim::InputError(fmt::format("--gpu-model {}: unknown model; expected one of {}", name, known));
+  throw input::InputError(fmt::format("--gpu-model {}: unknown model; expected one of {}", name, known));
 }
 
 std::string Emitter::pcie_tree(int cpu, const std::vector<int>& members) {
@@ -181,7 +181,7 @@ std::string Emitter::run() {
   for (std::size_t i = 0; i < n; ++i)
     if (m_.is_gpu[i]) gpu_cols.push_back(static_cast<int>(i));
   if (gpu_cols.empty())
-    throw sim::InputError(m_.file, 1, 1, "the matrix has no GPU columns; expected GPU0, GPU1, ...");
+    throw input::InputError(m_.file, 1, 1, "the matrix has no GPU columns; expected GPU0, GPU1, ...");
   // NVLink: one NVSwitch when every pair reads the same NV# and direct links are impossible.
   const auto nv = [&](int a, int b) {
     const std::string& l = m_.labels[a][b];
@@ -259,7 +259,7 @@ void verify(const TopoMatrix& m, const std::string& yaml) {
     for (std::size_t b = 0; b < m.columns.size(); ++b) {
       const std::string got = router.matrix_label(device[a], device[b]);
       if (got != m.labels[a][b])
-        throw sim::InputError(m.file, m.at[a][b].first, m.at[a][b].second, fmt::format(
+        throw input::InputError(m.file, m.at[a][b].first, m.at[a][b].second, fmt::format(
             "{}/{} reads {}, but the PCIe tree that the other labels imply gives {}; expected "
             "labels that a tree of PCIe switches, host bridges and sockets can produce",
             m.columns[a], m.columns[b], m.labels[a][b], got));

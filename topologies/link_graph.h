@@ -106,6 +106,9 @@ class LinkGraph {
   std::string source;           // file it was read from, for messages
   std::string name;             // the topology's own name ("hgx-h100")
   std::string description;      // one line from the file, may be empty
+  // What the reader noticed but did not refuse (a rate that is probably a unit slip), one
+  // line each, "file:line:column: warning: ..."; tools/ prints them to stderr.
+  std::vector<std::string> warnings;
 
  private:
   Graph graph_;

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/input_error.h"
+#include "input/input_error.h"
 
 namespace wiresim::topo {
 namespace {
@@ -56,7 +56,7 @@ std::string_view to_string(Transport t) {
 Router::Router(const LinkGraph& graph) : graph_(graph) {
   const std::size_t n = graph.device_count();
   if (n >= (1u << 24))
-    throw sim::InputError(fmt::format("{}: {} devices; routes support at most 16,777,215",
+    throw input::InputError(fmt::format("{}: {} devices; routes support at most 16,777,215",
                                       graph.source, n));
   // NVLink domains: GPUs joined through NVLink-class links, directly or via NVSwitches.
   std::vector<long> parent(n);
@@ -236,7 +236,7 @@ std::span<const LinkId> Router::route(DeviceId src, DeviceId dst, std::uint32_t 
     }
   }
   if (path.empty())
-    throw sim::InputError(graph_.source, 0, 0,
+    throw input::InputError(graph_.source, 0, 0,
                           fmt::format("no route from {} to {}: no chain of links joins them",
                                       a.name, b.name));
   return cache_.emplace(key, std::move(path)).first->second;
@@ -281,7 +281,7 @@ std::span<const DeviceId> Router::nearest_nics(DeviceId gpu) const {
 DeviceId Router::nic_for(DeviceId gpu, std::uint32_t flow) const {
   const auto nics = nearest_nics(gpu);
   if (nics.empty())
-    throw sim::InputError(graph_.source, 0, 0,
+    throw input::InputError(graph_.source, 0, 0,
                           fmt::format("{} has no NIC in its node, so it cannot reach other nodes",
                                       graph_.device(gpu).name));
   return nics[(index_in_node_[gpu] + flow) % nics.size()];

@@ -7,7 +7,8 @@
 #include "sim/input_error.h"
 
 using namespace wiresim::calibrate;
-using wiresim::sim::InputError;
+using wiresim::input::Collective;
+using wiresim::input::InputError;
 
 namespace {
 
@@ -16,8 +17,7 @@ std::string data(const std::string& name) {
 }
 
 NcclTestsLog parse(const std::string& text) {
-  std::istringstream in(text);
-  return parse_nccl_tests_log(in, "test.log");
+  return parse_nccl_tests_log(text, "test.log");
 }
 
 // The error a malformed log raises, so that a test can check its line and message.
@@ -180,7 +180,6 @@ TEST_CASE("a root that is not a rank index is refused, not cast") {
 }
 
 TEST_CASE("logs are told apart from other files") {
-  std::istringstream log(kHeader), csv("kind,src,dst\nh2d_pinned,host,gpu0\n");
-  CHECK(looks_like_nccl_tests_log(log));
-  CHECK_FALSE(looks_like_nccl_tests_log(csv));
+  CHECK(looks_like_nccl_tests_log(kHeader));
+  CHECK_FALSE(looks_like_nccl_tests_log("kind,src,dst\nh2d_pinned,host,gpu0\n"));
 }

@@ -10,7 +10,8 @@ using namespace wiresim::calibrate;
 using namespace wiresim;
 using sim::Bytes;
 using sim::BytesPerSec;
-using sim::InputError;
+using input::Collective;
+using input::InputError;
 using sim::Seconds;
 using topo::Tier;
 
@@ -83,16 +84,16 @@ TEST_CASE("an overlay reads, and unknown keys and tiers are refused with a hint"
 
   const InputError key = error_of("tiers:\n  nvlink: {bandwidth: 360GB/s, latncy: 2us}\n");
   CHECK(key.line() == 2);
-  CHECK(key.message() == "tiers.nvlink: unknown key `latncy`; did you mean `latency`?");
+  CHECK(key.message() == "tiers.nvlink.latncy: unknown key 'latncy'; did you mean 'latency'?");
   const InputError tier = error_of("tiers:\n  nvlnk: {bandwidth: 360GB/s}\n");
-  CHECK(tier.message() == "tiers: unknown tier `nvlnk`; did you mean `nvlink`?");
+  CHECK(tier.message() == "tiers: unknown tier 'nvlnk'; did you mean 'nvlink'?");
   const InputError unit = error_of("tiers:\n  pcie: {bandwidth: 24}\n");
   CHECK(unit.line() == 2);
   CHECK(unit.column() == 21);
   CHECK(unit.message().find("tiers.pcie.bandwidth: expected a rate") == 0);
   const InputError both = error_of("tiers:\n  pcie: {bandwidth: 24GB/s, efficiency: 0.5}\n");
   CHECK(both.message().find("not both") != std::string::npos);
-  CHECK(error_of("tiers: [1, 2]\n").message() == "tiers: expected a map");
+  CHECK(error_of("tiers: [1, 2]\n").message() == "tiers: expected a mapping (key: value lines), got a list");
   CHECK(error_of("tiers: {nvlink: {bandwidth: 1GB/s}\n").line() >= 1);  // YAML syntax error
 }
 
@@ -110,6 +111,12 @@ TEST_CASE("an overlay round-trips through its writer") {
   CHECK(back.tiers.at(Tier::pcie).efficiency == doctest::Approx(0.86));
   CHECK(back.collectives.at(0).collective == Collective::all_gather);
   CHECK(back.collectives.at(0).source == "dir/x \"y\".log");
+  // A source with control characters (a file name with a tab, say) is escaped, not written raw.
+  o.collectives.at(0).source = "a\tb\x01" "c";
+  std::ostringstream escaped;
+  write_overlay(escaped, o, "control characters");
+  CHECK(escaped.str().find("source: \"a\\x09b\\x01c\"") != std::string::npos);
+  CHECK(parse_overlay(escaped.str(), "written.yaml").collectives.at(0).source == "a\tb\x01" "c");
 }
 
 TEST_CASE("applying an overlay scales a tier's links and changes predictions as expected") {
@@ -149,7 +156,7 @@ TEST_CASE("fits become an overlay: best β per tier, latency from peer kernels l
     f.group.kind = kind;
     f.group.tier = tier;
     f.group.label = kind + " " + tier;
-    f.group.collective = collective_from_string(kind);
+    f.group.collective = input::parse_collective(kind);
     f.group.ranks = f.group.collective ? 8 : 2;
     f.fit.alpha = Seconds{alpha_us * 1e-6};
     f.fit.beta = beta_gbps > 0 ? BytesPerSec{beta_gbps * 1e9} : BytesPerSec::unlimited();

@@ -32,13 +32,12 @@ std::vector<ProbeRow> reparse(const std::vector<ProbeRow>& rows) {
   std::stringstream text;
   text << "# wiresim-probe v1, a test\n";
   write_probe_csv(text, rows);
-  return parse_probe_csv(text, "probe.csv");
+  return parse_probe_csv(text.str(), "probe.csv");
 }
 
 InputError error_of(const std::string& text) {
-  std::istringstream in(text);
   try {
-    parse_probe_csv(in, "probe.csv");
+    parse_probe_csv(text, "probe.csv");
   } catch (const InputError& e) {
     return e;
   }

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "tests/tools/run_binary.h"
 
 namespace {
@@ -101,6 +103,37 @@ TEST_CASE("garbage: deep nesting") {
   for (int i = 0; i < 50'000; ++i) maps += "{a: ";
   maps += "1" + std::string(50'000, '}') + "\n";
   expect_refused(write("deep_map.yaml", maps));
+}
+
+// Every YAML reader, given an alias that names a value containing it (a 14-byte file that
+// once crashed `topo show` and `run` with a stack overflow) or a chain of aliases nested past
+// the reader's depth: one located line, exit 2.
+TEST_CASE("garbage: a YAML alias that contains itself, and aliases nested too deep, in every YAML reader") {
+  const fs::path cycle = write("cycle.yaml", "a: &a [x, *a]\n");
+  std::string chain = "l0: &l0 [x]\n";
+  for (int k = 1; k <= 80; ++k) chain += fmt::format("l{}: &l{} [*l{}]\n", k, k, k - 1);
+  const fs::path deep = write("alias_chain.yaml", chain);
+  const std::vector<std::string> readers{
+      "topo show {}",                                                                    // topology
+      "run {}",                                                                          // scenario
+      "sweep --topo topologies/hgx-h100.yaml --model {}",                                // model file
+      "coll all_reduce --topo topologies/hgx-h100.yaml --sizes 1MiB --params {}",         // parameters
+      "coll all_reduce --topo topologies/hgx-h100.yaml --sizes 1MiB --overlay {}",        // overlay
+      "validate --map {} validation/data"};                                              // validation map
+  for (const auto& cmd : readers) {
+    CAPTURE(cmd);
+    expect_one_line_error(wiresim(with_file(cmd, cycle.string())), "cycle.yaml:1:4:",
+                          "an alias names a value that contains it");
+    expect_one_line_error(wiresim(with_file(cmd, deep.string())), "alias_chain.yaml:", "nested deeper than 64 levels");
+  }
+}
+
+// A count of GPUs is a count: 0 is refused, not read as "all of them".
+TEST_CASE("--gpus 0 is an error, not every GPU") {
+  expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --gpus 0"), "--gpus", "got 0");
+  expect_one_line_error(
+      wiresim("sweep --topo topologies/hgx-h100.yaml --model scenarios/models/llama-70b.yaml --gpus 0"), "--gpus",
+      "got 0");
 }
 
 // validate skips a bad data set among good ones (with its reason in the report), but a run in

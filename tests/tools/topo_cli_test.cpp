@@ -2,15 +2,20 @@
 // line naming file:line:column.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "tests/tools/run_binary.h"
 
 namespace {
 
+namespace fs = std::filesystem;
 using wiresim_test::expect_one_line_error;
+using wiresim_test::lines;
 using wiresim_test::Run;
 using wiresim_test::scratch;
+using wiresim_test::slurp;
 using wiresim_test::wiresim;
 
 }  // namespace
@@ -55,5 +60,29 @@ TEST_CASE("bad input: exit code 2 and one line FILE:LINE:COL") {
   expect_one_line_error(wiresim("topo show topologies/cluster-h100-ib.yaml --set nodes=0"),
                         "cluster-h100-ib.yaml:", "expected a count from 1");
   expect_one_line_error(wiresim("topo matrix tests/data/topo/no_such.yaml"),
-                        "tests/data/topo/no_such.yaml", "cannot read");
+                        "tests/data/topo/no_such.yaml", "cannot read the file: No such file or directory");
+}
+
+// A NIC typed in bytes (400GB/s, 8x the NDR port it meant) is a warning at its place on stderr;
+// the command still runs.
+TEST_CASE("plausibility warnings: printed to stderr with file:line:column, not errors") {
+  const fs::path file = scratch() / "nic-in-bytes.yaml";
+  std::string text = slurp(WIRESIM_SOURCE_DIR "/topologies/cluster-h100-ib.yaml");
+  const auto at = text.find("nic_link: {bandwidth: 400Gb/s");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, std::string("nic_link: {bandwidth: 400Gb/s").size(), "nic_link: {bandwidth: 400GB/s");
+  const auto include = text.find("include: hgx-h100.yaml");
+  REQUIRE(include != std::string::npos);
+  text.insert(include + 9, WIRESIM_SOURCE_DIR "/topologies/");
+  std::ofstream(file) << text;
+  const Run r = wiresim("topo show " + file.string());
+  CAPTURE(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(!r.out.empty());
+  CHECK(lines(r.err) == 1);
+  CHECK(r.err.find("nic-in-bytes.yaml:") != std::string::npos);
+  CHECK(r.err.find(": warning: fabric.nic_link.bandwidth: 400 GB/s per cable is 3.2 Tb/s") != std::string::npos);
+  CHECK(r.err.find("did you mean 400Gb/s (50 GB/s)?") != std::string::npos);
+  // coll, run and sweep load the topology through the same path and say the same.
+  CHECK(wiresim("coll all_reduce --sizes 1MiB --topo " + file.string()).err.find("warning") != std::string::npos);
 }

@@ -141,6 +141,8 @@ TEST_CASE("every YAML file in topologies/ loads and cites its sources") {
     const LinkGraph g = load_topology(entry.path().string());
     CHECK(!g.gpus().empty());
     CHECK(g.name == entry.path().stem().string());
+    // Shipped rates are plausible: no PCIe faster than its generation, no network in GB/s slips.
+    CHECK(g.warnings.empty());
     std::ifstream in(entry.path());
     std::stringstream text;
     text << in.rdbuf();

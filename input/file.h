@@ -1,0 +1,19 @@
+// read_file: the one way a reader gets a file's text. Errors say why the file cannot be read,
+// as the system does, and name the file: "x.yaml: cannot read the file: No such file or
+// directory", "...: Permission denied", "x.yaml: expected a file, got a folder".
+//
+//   const std::string text = read_file("topologies/hgx-h100.yaml");   // or throws InputError
+//   const Value doc = read_yaml_text(text, "topologies/hgx-h100.yaml");
+#pragma once
+
+#include <string>
+
+namespace wiresim::input {
+
+// The whole file; throws InputError(path, 0, 0, why) when it cannot be read, is a folder,
+// or is larger than kMaxFileBytes (an input file that big is a mistake: /dev/zero, a core).
+std::string read_file(const std::string& path);
+
+inline constexpr long long kMaxFileBytes = 1LL << 30;
+
+}  // namespace wiresim::input
