@@ -162,9 +162,18 @@ std::vector<FittedConstant> make_constants() {
   return out;
 }
 
-// Runs every set (in parallel, two at a time per core) and sums the per-set median |error|.
+double loss_of(const Result& r, Region region, Loss loss) {
+  if (loss == Loss::median) return stats(r, region).median_abs;
+  double total = 0.0;
+  int n = 0;
+  for (const auto& p : r.points)
+    if (in_region(p.size, region)) total += std::min(std::abs(p.error()), 100.0), ++n;
+  return n ? total / n : NAN;
+}
+
+// Runs every set (in parallel, as many at a time as there are cores) and sums their losses.
 double evaluate(const std::vector<const Prepared*>& sets, Region region, const models::Params& params,
-                models::Method method) {
+                models::Method method, Loss loss = Loss::median) {
   const unsigned workers = std::max(1u, std::thread::hardware_concurrency());
   std::vector<double> medians(sets.size(), 0.0);
   std::vector<std::future<void>> running;
@@ -174,7 +183,7 @@ double evaluate(const std::vector<const Prepared*>& sets, Region region, const m
       const std::size_t i = next++;
       running.push_back(std::async(std::launch::async, [&, i] {
         const Result r = run(*sets[i], params, method);
-        const double m = stats(r, region).median_abs;
+        const double m = loss_of(r, region, loss);
         medians[i] = r.skipped || std::isnan(m) ? 1e3 : m;
       }));
     }
@@ -188,19 +197,25 @@ double evaluate(const std::vector<const Prepared*>& sets, Region region, const m
 
 }  // namespace
 
+double constant_objective(const FittedConstant& c, const std::vector<const Prepared*>& sets,
+                          const models::Params& params, models::Method method, Loss loss) {
+  return evaluate(sets, c.region, params, method, loss);
+}
+
 const std::vector<FittedConstant>& fitted_constants() {
   static const std::vector<FittedConstant> constants = make_constants();
   return constants;
 }
 
-FitReport fit(const std::vector<Prepared>& sets, const models::Params& start, const FitOptions& options) {
+FitReport fit(const std::vector<Prepared>& sets, const models::Params& start, const FitOptions& options,
+              const std::vector<FittedConstant>& constants) {
   FitReport rep;
   rep.params = start;
   std::map<std::string, const Prepared*> by_name;
   for (const auto& s : sets)
     if (!s.skipped && s.map.role == Role::fit && !options.exclude.count(s.name)) by_name[s.name] = &s;
   std::vector<const FittedConstant*> active;
-  for (const auto& c : fitted_constants()) {
+  for (const auto& c : constants) {
     FitReport::Value v{c.name, c.unit, c.get(start), c.get(start), false};
     for (const auto& d : c.datasets) v.fitted = v.fitted || by_name.count(d);
     if (!v.fitted) {
@@ -220,7 +235,7 @@ FitReport fit(const std::vector<Prepared>& sets, const models::Params& start, co
   };
   const auto total = [&](const models::Params& p) {
     double t = 0.0;
-    for (const auto* c : active) t += evaluate(sets_of(*c), c->region, p, options.method);
+    for (const auto* c : active) t += evaluate(sets_of(*c), c->region, p, options.method, options.loss);
     return t;
   };
   rep.objective_before = total(rep.params);
@@ -231,7 +246,7 @@ FitReport fit(const std::vector<Prepared>& sets, const models::Params& start, co
       const auto at = [&](double v) {
         models::Params p = rep.params;
         c->set(p, v);
-        return evaluate(own, c->region, p, options.method);
+        return evaluate(own, c->region, p, options.method, options.loss);
       };
       const auto snap = [&](double v) { return std::clamp(std::round(v / c->grid) * c->grid, c->lo, c->hi); };
       const double current = snap(c->get(rep.params));
@@ -268,8 +283,7 @@ FitReport fit(const std::vector<Prepared>& sets, const models::Params& start, co
     if (!moved) break;
   }
   rep.objective_after = total(rep.params);
-  for (std::size_t i = 0; i < fitted_constants().size(); ++i)
-    rep.constants[i].value = fitted_constants()[i].get(rep.params);
+  for (std::size_t i = 0; i < constants.size(); ++i) rep.constants[i].value = constants[i].get(rep.params);
   return rep;
 }
 

@@ -40,8 +40,15 @@ struct FittedConstant {
 };
 const std::vector<FittedConstant>& fitted_constants();
 
+// How a data set's errors in a region add up to its share of the objective: the median |error|
+// (robust; what the [F] constants are fitted with), or the mean |error| with each error capped
+// at 100 % (every size counts, an outlier at most twice the rest: what calibration uses, where a
+// parameter may matter for a few sizes only).
+enum class Loss { median, capped_mean };
+
 struct FitOptions {
   models::Method method = models::Method::simulate;
+  Loss loss = Loss::median;
   int max_sweeps = 4;
   std::set<std::string> exclude;         // data sets not to fit on (cross-validation)
   bool verbose = false;                  // progress on stderr
@@ -59,7 +66,13 @@ struct FitReport {
   models::Params params;                 // the fitted parameters
 };
 
-FitReport fit(const std::vector<Prepared>& sets, const models::Params& start, const FitOptions& options);
+// Fits `constants` (by default the [F] constants of models/params.yaml) on the role-fit sets
+// among `sets` that each constant names.
+FitReport fit(const std::vector<Prepared>& sets, const models::Params& start, const FitOptions& options,
+              const std::vector<FittedConstant>& constants = fitted_constants());
+// A constant's objective under `params`: the sum over `sets` of their median |error| in its region.
+double constant_objective(const FittedConstant& c, const std::vector<const Prepared*>& sets,
+                          const models::Params& params, models::Method method, Loss loss = Loss::median);
 
 // Leave-one-hardware-class-out: for each class of the fit and checked data sets, refit every
 // constant without the class's data sets (a constant left with none takes its prior), then

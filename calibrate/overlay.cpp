@@ -47,12 +47,80 @@ CollectiveOverlay read_collective(const Value& n, const std::string& path) {
   return c;
 }
 
+std::optional<sim::Seconds> time_field(const Value& n, const char* key, const std::string& path) {
+  const Value* v = input::find(n, key);
+  if (!v) return std::nullopt;
+  const sim::Seconds t = input::as_duration(*v, path + "." + key);
+  if (t.count() < 0.0 || t.count() > 1e-2) input::fail(*v, path + "." + key + ": expected 0 to 10ms");
+  return t;
+}
+
+ParameterOverlay read_parameters(const Value& n) {
+  input::require_map(n, "parameters");
+  static constexpr std::array<std::string_view, 5> kKeys{"architecture", "link_efficiency", "launch_overhead",
+                                                         "host_launch", "protocol_overhead"};
+  input::check_keys(n, kKeys, "parameters");
+  ParameterOverlay p;
+  p.architecture = input::as_string(input::require(n, "architecture", "parameters"), "parameters.architecture");
+  if (const Value* eff = input::find(n, "link_efficiency")) {
+    input::require_map(*eff, "parameters.link_efficiency");
+    for (const auto& entry : eff->entries) {
+      const auto t = topo::tier_from_string(entry.key);
+      if (!t) input::fail(entry.key_at, fmt::format("parameters.link_efficiency: unknown tier '{}'", entry.key));
+      const double e = input::as_number(entry.value, "parameters.link_efficiency." + entry.key);
+      if (!(e > 0.0 && e <= 1.0)) input::fail(entry.value, "parameters.link_efficiency: expected a fraction in (0, 1]");
+      p.link_efficiency[*t] = e;
+    }
+  }
+  p.launch_overhead = time_field(n, "launch_overhead", "parameters");
+  p.host_launch = time_field(n, "host_launch", "parameters");
+  if (const Value* po = input::find(n, "protocol_overhead")) {
+    input::require_map(*po, "parameters.protocol_overhead");
+    static constexpr std::array<std::string_view, 2> kProtocols{"simple", "ll128"};
+    input::check_keys(*po, kProtocols, "parameters.protocol_overhead");
+    p.simple_overhead = time_field(*po, "simple", "parameters.protocol_overhead");
+    p.ll128_overhead = time_field(*po, "ll128", "parameters.protocol_overhead");
+  }
+  return p;
+}
+
+double percent(const Value& v, const std::string& path) {
+  std::string text = v.text;
+  if (!text.empty() && text.back() == '%') text.pop_back();
+  Value number = v;
+  number.text = text;
+  const double x = input::as_number(number, path);
+  if (x < 0.0) input::fail(v, path + ": expected a percentage of at least 0");
+  return x;
+}
+
+FitSummary read_fit(const Value& n) {
+  input::require_map(n, "fit");
+  static constexpr std::array<std::string_view, 5> kKeys{"logs", "topology", "held_out_sizes",
+                                                         "held_out_error_before", "held_out_error_after"};
+  input::check_keys(n, kKeys, "fit");
+  FitSummary f;
+  if (const Value* logs = input::find(n, "logs")) {
+    input::require_sequence(*logs, "fit.logs");
+    for (std::size_t i = 0; i < logs->items.size(); ++i)
+      f.logs.push_back(input::as_string(logs->items[i], input::index_path("fit.logs", i)));
+  }
+  if (const Value* t = input::find(n, "topology")) f.topology = input::as_string(*t, "fit.topology");
+  if (const Value* h = input::find(n, "held_out_sizes"))
+    f.held_out_sizes = static_cast<int>(input::as_count(*h, "fit.held_out_sizes", 0, 1'000'000));
+  if (const Value* b = input::find(n, "held_out_error_before")) f.held_out_error_before_pct = percent(*b, "fit.held_out_error_before");
+  if (const Value* a = input::find(n, "held_out_error_after")) f.held_out_error_after_pct = percent(*a, "fit.held_out_error_after");
+  return f;
+}
+
 Overlay read(const Value& root) {
   Overlay o;
   if (root.kind == Value::Kind::null) return o;
   input::require_map(root, "overlay");
-  static constexpr std::array<std::string_view, 2> kKeys{"tiers", "collectives"};
+  static constexpr std::array<std::string_view, 4> kKeys{"tiers", "collectives", "parameters", "fit"};
   input::check_keys(root, kKeys, "");
+  if (const Value* p = input::find(root, "parameters")) o.parameters = read_parameters(*p);
+  if (const Value* f = input::find(root, "fit")) o.fit = read_fit(*f);
   if (const Value* tiers = input::find(root, "tiers")) {
     input::require_map(*tiers, "tiers");
     std::vector<std::string_view> names;
@@ -94,6 +162,17 @@ Overlay parse_overlay(const std::string& text, const std::string& source) {
 
 Overlay read_overlay(const std::string& path) { return parse_overlay(input::read_file(path), path); }
 
+std::string describe_overlay(const std::string& path, const Overlay& o) {
+  std::vector<std::string> parts;
+  if (o.parameters) parts.push_back(fmt::format("model parameters for {}", o.parameters->architecture));
+  if (!o.tiers.empty()) parts.push_back(fmt::format("{} measured tier(s)", o.tiers.size()));
+  std::string text = fmt::format("{}: {}", path, parts.empty() ? "nothing to apply" : fmt::format("{}", fmt::join(parts, ", ")));
+  if (o.fit)
+    text += fmt::format("; fitted on {}, held-out busbw error {:.1f}% -> {:.1f}% ({} sizes)", fmt::join(o.fit->logs, " "),
+                        o.fit->held_out_error_before_pct, o.fit->held_out_error_after_pct, o.fit->held_out_sizes);
+  return text;
+}
+
 void write_overlay(std::ostream& out, const Overlay& o, const std::string& comment) {
   fmt::print(out, "# {}\n", comment);
   if (!o.tiers.empty()) fmt::print(out, "tiers:\n");
@@ -104,6 +183,30 @@ void write_overlay(std::ostream& out, const Overlay& o, const std::string& comme
     if (t.latency) fields.push_back("latency: " + time_text(*t.latency));
     const std::string key = fmt::format("{}:", topo::to_string(tier));
     fmt::print(out, "  {:<8}{{{}}}{}\n", key, fmt::join(fields, ", "), t.note.empty() ? "" : "  # " + t.note);
+  }
+  if (o.parameters) {
+    const ParameterOverlay& p = *o.parameters;
+    fmt::print(out, "parameters:\n  architecture: {}\n", p.architecture);
+    if (!p.link_efficiency.empty()) {
+      std::vector<std::string> fields;
+      for (const auto& [tier, e] : p.link_efficiency) fields.push_back(fmt::format("{}: {:.4g}", topo::to_string(tier), e));
+      fmt::print(out, "  link_efficiency: {{{}}}\n", fmt::join(fields, ", "));
+    }
+    if (p.launch_overhead) fmt::print(out, "  launch_overhead: {}\n", time_text(*p.launch_overhead));
+    if (p.host_launch) fmt::print(out, "  host_launch: {}\n", time_text(*p.host_launch));
+    std::vector<std::string> proto;
+    if (p.simple_overhead) proto.push_back("simple: " + time_text(*p.simple_overhead));
+    if (p.ll128_overhead) proto.push_back("ll128: " + time_text(*p.ll128_overhead));
+    if (!proto.empty()) fmt::print(out, "  protocol_overhead: {{{}}}\n", fmt::join(proto, ", "));
+  }
+  if (o.fit) {
+    const FitSummary& f = *o.fit;
+    std::vector<std::string> logs;
+    for (const auto& l : f.logs) logs.push_back(quoted(l));
+    fmt::print(out, "fit:\n  logs: [{}]\n", fmt::join(logs, ", "));
+    if (!f.topology.empty()) fmt::print(out, "  topology: {}\n", quoted(f.topology));
+    fmt::print(out, "  held_out_sizes: {}\n  held_out_error_before: {:.1f}%\n  held_out_error_after: {:.1f}%\n",
+               f.held_out_sizes, f.held_out_error_before_pct, f.held_out_error_after_pct);
   }
   if (!o.collectives.empty()) fmt::print(out, "collectives:\n");
   for (const CollectiveOverlay& c : o.collectives) {

@@ -53,9 +53,32 @@ struct CollectiveOverlay {
   std::string source;
 };
 
+// The model's own parameters, fitted by `calibrate fit --topo` so that wiresim's prediction of
+// each logged collective matches the log (calibrate/model_fit.h). They replace the built-in
+// values of models/params.yaml for the named architecture.
+struct ParameterOverlay {
+  std::string architecture;                     // "hopper": the GPUs the values apply to
+  std::map<topo::Tier, double> link_efficiency; // payload rate / raw link rate, per tier
+  std::optional<sim::Seconds> launch_overhead;  // per collective, beyond NCCL's tables
+  std::optional<sim::Seconds> host_launch;      // host time per collective per GPU a thread launches
+  std::optional<sim::Seconds> simple_overhead;  // per send, Simple protocol
+  std::optional<sim::Seconds> ll128_overhead;   // per send, LL128 protocol
+};
+
+// How the parameters were fitted and how well they predict sizes the fit did not see.
+struct FitSummary {
+  std::vector<std::string> logs;
+  std::string topology;
+  int held_out_sizes = 0;
+  double held_out_error_before_pct = 0.0;       // median |busbw error|, built-in parameters
+  double held_out_error_after_pct = 0.0;        // with these parameters
+};
+
 struct Overlay {
   std::map<topo::Tier, TierOverlay> tiers;
   std::vector<CollectiveOverlay> collectives;
+  std::optional<ParameterOverlay> parameters;
+  std::optional<FitSummary> fit;
 };
 
 Overlay read_overlay(const std::string& path);
@@ -71,13 +94,16 @@ struct AppliedTier {
   std::optional<sim::Seconds> link_latency;
 };
 std::vector<AppliedTier> apply_overlay(topo::LinkGraph& graph, const Overlay& overlay);
+// One line naming the overlay for output headers: its file, what it was fitted on and its
+// held-out error ("fit.yaml: fitted on a.log, held-out busbw error 18.2% -> 4.1%").
+std::string describe_overlay(const std::string& path, const Overlay& overlay);
 
 // From fits to an overlay. For each link tier, the group with the highest β among the copy
 // and peer-access kinds gives `bandwidth` (a link carries at least the best any method got
 // through it). `latency` is written only where it can be told from software overhead: the α
-// of a peer load/store kernel less the α of an empty kernel launch. A collective group
-// given a tier (a log fitted with --tier) sets that tier's bandwidth to its bus bandwidth
-// when no probe group does. Every collective goes to `collectives`.
+// of a peer load/store kernel less the α of an empty kernel launch. A collective's bus
+// bandwidth is never taken for a link's: collectives go to `collectives`, for reports only
+// (the model's parameters are fitted on logs by `calibrate fit --topo`).
 Overlay overlay_from_fits(const std::vector<GroupFit>& fits);
 
 }  // namespace wiresim::calibrate

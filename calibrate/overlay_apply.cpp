@@ -64,17 +64,16 @@ Overlay overlay_from_fits(const std::vector<GroupFit>& fits) {
   std::map<topo::Tier, const GroupFit*> best;  // highest β per tier among link measurements
   std::map<topo::Tier, sim::Seconds> kernel_latency;
   for (const GroupFit& f : fits) {
-    const auto tier = topo::tier_from_string(f.group.tier);
+    // A collective's bus bandwidth is what the whole algorithm achieved, not one link's rate:
+    // it is reported, never written into a tier (model parameters come from fit --topo).
     if (f.group.collective) {
       o.collectives.push_back({*f.group.collective, f.group.ranks, f.fit.alpha, f.fit.beta, f.group.source});
-      if (!tier) continue;
+      continue;
     }
+    const auto tier = topo::tier_from_string(f.group.tier);
     if (!tier || !f.fit.beta_identifiable || f.fit.beta.is_unlimited()) continue;
     const GroupFit*& b = best[*tier];
-    // Probe link measurements outrank a collective's bus bandwidth given a tier by hand.
-    const bool better = !b || (b->group.collective && !f.group.collective) ||
-                        (b->group.collective.has_value() == f.group.collective.has_value() && f.fit.beta > b->fit.beta);
-    if (better) b = &f;
+    if (!b || f.fit.beta > b->fit.beta) b = &f;
     const bool kernel = f.group.kind == kKindP2pLoad || f.group.kind == kKindP2pStore;
     if (kernel && launch && f.fit.alpha_identifiable && f.fit.alpha > *launch) {
       const sim::Seconds wire = f.fit.alpha - *launch;

@@ -1,6 +1,7 @@
-// `wiresim calibrate fit|log|probe`: fit α–β per tier and per collective from probe CSVs and
-// nccl-tests logs and write an overlay; show what a log holds; run the CUDA probe.
-// (`calibrate compare` waits for the collectives model.)
+// `wiresim calibrate fit|log|probe`: fit α–β per tier from probe CSVs (and report each
+// nccl-tests log's α–β), or with --topo fit the model's own parameters to nccl-tests logs
+// (calibrate/model_fit.h), checked on held-out sizes; write an overlay; show what a log holds;
+// run the CUDA probe. (`calibrate compare` is in cmd_calibrate_compare.cpp.)
 #include <unistd.h>
 
 #include <chrono>
@@ -13,14 +14,17 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "calibrate/fit_groups.h"
+#include "accuracy/calibration.h"
 #include "calibrate/nccl_tests_log.h"
 #include "calibrate/overlay.h"
 #include "calibrate/probe_csv.h"
 #include "input/file.h"
 #include "input/input_error.h"
 #include "tools/commands.h"
+#include "topologies/builder.h"
 
 namespace wiresim::tools {
 namespace {
@@ -31,7 +35,13 @@ struct FitArgs {
   std::vector<std::string> files;
   std::string overlay;
   std::string format = "table";
-  std::string tier;
+  // Model-based fit (with --topo): the topology the logs ran on.
+  std::string topo;
+  std::vector<std::string> settings;
+  int gpus_per_node = 0;
+  int hold_out = 3;
+  bool force = false;
+  std::string model = "simulate";
 };
 
 std::vector<FitGroup> load_groups(const FitArgs& args) {
@@ -46,9 +56,7 @@ std::vector<FitGroup> load_groups(const FitArgs& args) {
     if (!looks_like_nccl_tests_log(text))
       throw input::InputError(file, 1, 1, fmt::format("neither a probe CSV (header '{}') nor an nccl-tests log",
                                                       kProbeCsvHeader));
-    FitGroup g = group_from_log(parse_nccl_tests_log(text, file));
-    g.tier = args.tier;
-    groups.push_back(std::move(g));
+    groups.push_back(group_from_log(parse_nccl_tests_log(text, file)));
   }
   return groups;
 }
@@ -108,9 +116,75 @@ void print_json(const std::vector<GroupFit>& fits) {
   fmt::print("\n]}}\n");
 }
 
+std::string value_text(const accuracy::FittedParameter& p, double v) {
+  return p.unit.empty() ? fmt::format("{:.3f}", v) : fmt::format("{:.1f}{}", v, p.unit);
+}
+
+// calibrate fit LOGS --topo T: the model's own parameters fitted to the logs (model_fit.h).
+int run_model_fit(const FitArgs& args) {
+  for (const std::string& file : args.files)
+    if (looks_like_probe_csv(input::read_file(file)))
+      throw input::InputError(file, 1, 1, "--topo fits the model to nccl-tests logs; fit probe CSVs without --topo");
+  if (args.model != "simulate" && args.model != "analytic")
+    throw input::InputError(fmt::format("--model: expected simulate or analytic, got '{}'", args.model));
+  accuracy::ModelFitOptions o;
+  o.topology = args.topo;
+  o.settings = topo::parse_overrides(args.settings);
+  o.gpus_per_node = args.gpus_per_node;
+  o.hold_out = args.hold_out;
+  o.method = args.model == "analytic" ? models::Method::analytic : models::Method::simulate;
+  const accuracy::ModelFit f = accuracy::fit_model(args.files, o, models::default_params());
+  if (args.format == "json") {
+    nlohmann::ordered_json out;
+    out["architecture"] = f.architecture;
+    auto& ps = out["parameters"] = nlohmann::ordered_json::array();
+    for (const auto& p : f.parameters)
+      ps.push_back({{"name", p.name}, {"unit", p.unit}, {"built_in", p.before}, {"fitted", p.fitted},
+                    {"value", p.value}, {"interval", {p.low, p.high}}, {"note", p.note}});
+    out["held_out_sizes"] = f.held_out_sizes;
+    out["held_out_error_before_pct"] = f.held_out_before_pct;
+    out["held_out_error_after_pct"] = f.held_out_after_pct;
+    out["fitted_error_before_pct"] = f.fitted_before_pct;
+    out["fitted_error_after_pct"] = f.fitted_after_pct;
+    auto& loo = out["leave_one_log_out"] = nlohmann::ordered_json::array();
+    for (const auto& l : f.leave_one_out)
+      loo.push_back({{"log", l.log}, {"error_before_pct", l.before_pct}, {"error_after_pct", l.after_pct}});
+    fmt::print("{}\n", out.dump(2));
+  } else {
+    fmt::print("# wiresim calibrate fit: the model's parameters for {} fitted to {} log(s) on {} (model {})\n",
+               f.architecture, args.files.size(), args.topo, args.model);
+    fmt::print("{:<28} {:>10} {:>10} {:>22}  {}\n", "parameter", "built-in", "fitted", "interval", "note");
+    for (const auto& p : f.parameters)
+      fmt::print("{:<28} {:>10} {:>10} {:>22}  {}\n", p.name, value_text(p, p.before),
+                 p.fitted ? value_text(p, p.value) : "-",
+                 p.fitted ? fmt::format("[{}, {}]", value_text(p, p.low), value_text(p, p.high)) : "-", p.note);
+    fmt::print("# median |busbw error| on the {} held-out sizes (every {}th): {:.1f}% built-in, {:.1f}% fitted\n",
+               f.held_out_sizes, args.hold_out, f.held_out_before_pct, f.held_out_after_pct);
+    fmt::print("# on the sizes fitted on: {:.1f}% built-in, {:.1f}% fitted\n", f.fitted_before_pct,
+               f.fitted_after_pct);
+    for (const auto& l : f.leave_one_out)
+      fmt::print("# {} predicted from the other logs' fit: {:.1f}% built-in, {:.1f}% fitted\n", l.log, l.before_pct,
+                 l.after_pct);
+  }
+  if (args.overlay.empty()) return 0;
+  if (!f.improves() && !args.force) {
+    fmt::print(stderr,
+               "wiresim: calibrate fit: not writing {}: the fit makes the held-out sizes worse ({:.1f}% -> {:.1f}% "
+               "median |busbw error|); --force writes it anyway\n",
+               args.overlay, f.held_out_before_pct, f.held_out_after_pct);
+    return 1;
+  }
+  std::ofstream out(args.overlay);
+  if (!out) throw input::InputError(args.overlay, 0, 0, "cannot write the overlay");
+  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  write_overlay(out, f.overlay,
+                fmt::format("wiresim calibration overlay, fitted by `wiresim calibrate fit --topo {}` on {}, {:%Y-%m-%d}",
+                            args.topo, fmt::join(args.files, " "), fmt::localtime(now)));
+  return 0;
+}
+
 int run_fit(const FitArgs& args) {
-  if (!args.tier.empty() && !topo::tier_from_string(args.tier))
-    throw input::InputError(fmt::format("--tier: unknown tier '{}'", args.tier));
+  if (!args.topo.empty()) return run_model_fit(args);
   const std::vector<GroupFit> fits = fit_groups(load_groups(args));
   if (args.format == "json") print_json(fits);
   else print_table(fits);
@@ -197,8 +271,13 @@ void add_calibrate_command(CLI::App& app, int* exit_code) {
   fit->add_option("files", fit_args->files, "probe CSVs (wiresim-probe) and nccl-tests logs")->required();
   fit->add_option("-o,--overlay", fit_args->overlay, "write the fitted parameters as an overlay YAML");
   fit->add_option("--format", fit_args->format, "output format")->check(CLI::IsMember({"table", "json"}));
-  fit->add_option("--tier", fit_args->tier,
-                  "the link tier nccl-tests logs exercise (nvlink, ib, ...): their bus bandwidth goes to the overlay");
+  fit->add_option("--topo", fit_args->topo,
+                  "fit the model's own parameters to nccl-tests logs run on this topology (model-based calibration)");
+  fit->add_option("--set", fit_args->settings, "with --topo: override a topology parameter, e.g. --set nodes=2");
+  fit->add_option("--gpus-per-node", fit_args->gpus_per_node, "with --topo: the logs' ranks take this many GPUs per node");
+  fit->add_option("--hold-out", fit_args->hold_out, "with --topo: hold out every Nth size of each log (default 3)");
+  fit->add_option("--model", fit_args->model, "with --topo: simulate (default) or analytic");
+  fit->add_flag("--force", fit_args->force, "with --topo: write the overlay even if the held-out error gets worse");
   fit->callback([fit_args, exit_code] { *exit_code = run_fit(*fit_args); });
 
   auto log_file = std::make_shared<std::string>();

@@ -201,6 +201,9 @@ void print_transports(const models::Machine& machine, const models::Problem& pro
   }
 }
 
+// The calibration overlay this run is under (empty: none), named in every output.
+std::string overlay_note;
+
 void print_table(const CollOptions& o, const models::Machine& machine, const models::Problem& problem,
                  const std::vector<Row>& rows) {
   const auto& g = machine.graph();
@@ -209,6 +212,7 @@ void print_table(const CollOptions& o, const models::Machine& machine, const mod
              problem.ranks.size(), gpu0.model.empty() ? "gpu" : gpu0.model, machine.arch_name(), o.model);
   fmt::print("# sizes are nccl-tests sizes; GB/s = 1e9 B/s; busbw = algbw x {}\n",
              input::bus_factor_formula(problem.op));
+  if (!overlay_note.empty()) fmt::print("# overlay {}\n", overlay_note);
   if (o.explain) print_transports(machine, problem);
   const bool rooted = input::rooted(problem.op);
   const std::string redop = models::reduces(problem.op) ? "sum" : "none";
@@ -255,6 +259,7 @@ void print_json(const CollOptions& o, const models::Machine& machine, const mode
   out["gpus"] = problem.ranks.size();
   out["model"] = o.model;
   out["dtype"] = o.dtype;
+  if (!overlay_note.empty()) out["overlay"] = overlay_note;
   out["units"] = {{"time", "us"}, {"bandwidth", "GB/s (1e9 B/s)"}, {"size", "B"}};
   auto& results = out["results"] = nlohmann::ordered_json::array();
   for (const auto& r : rows) {
@@ -330,6 +335,9 @@ int run_coll(const CollOptions& o) {
   const int element = dtype_size(o.dtype);
   auto sizes = parse_sizes(o.sizes);
   const MachineInput input = load_machine_input(o.topo, topo::parse_overrides(o.settings), o.overlay, o.params);
+  overlay_note = input.overlay;
+  // CSV keeps its contract header; the overlay goes to stderr there.
+  if (!overlay_note.empty() && o.format == "csv") fmt::print(stderr, "# overlay {}\n", overlay_note);
   const topo::LinkGraph& graph = input.graph;
   models::Params params = input.params;
   const models::Machine machine(graph, params, parse_p2p(o.p2p));

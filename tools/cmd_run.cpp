@@ -43,12 +43,16 @@ std::string layout_text(const scenarios::Layout& l) {
   return fmt::format("tp {} ep {} pp {} dp {} ({})", l.tp, l.ep, l.pp, l.dp, placement);
 }
 
+// The calibration overlay this run is under (empty: none), named in every output.
+std::string overlay_note;
+
 nlohmann::ordered_json to_json(const scenarios::Scenario& s, const std::string& topo, const std::string& method,
                                const scenarios::StepResult& r) {
   nlohmann::ordered_json out;
   out["scenario"] = s.name;
   out["topology"] = topo;
   out["method"] = method;
+  if (!overlay_note.empty()) out["overlay"] = overlay_note;
   out["model"] = s.model.name;
   out["phase"] = s.workload.phase == scenarios::Phase::prefill  ? "prefill"
                  : s.workload.phase == scenarios::Phase::decode ? "decode"
@@ -80,6 +84,7 @@ void print_table(const scenarios::Scenario& s, const std::string& topo, const st
                  const scenarios::StepResult& r, const scenarios::StepResult* simulated) {
   const auto& m = s.model;
   fmt::print("# wiresim run {} on {} ({} GPUs), method {}\n", s.name, topo, s.layout.gpus(), method);
+  if (!overlay_note.empty()) fmt::print("# overlay {}\n", overlay_note);
   fmt::print("# model {}: hidden {}, {} layers, {} heads ({} kv), {}{}\n", m.name.empty() ? "?" : m.name, m.hidden,
              m.layers, m.heads, m.kv_heads, m.dtype,
              m.experts ? fmt::format(", {} experts top-{} ({} routing)", m.experts, m.top_k, m.routing) : "");
@@ -128,6 +133,8 @@ int run(const RunOptions& o) {
   if (!o.topo.empty()) s.topology = o.topo;
   for (const auto& [k, v] : overrides) s.set[k] = v;
   const MachineInput input = load_machine_input(s.topology, s.set, o.overlay, o.params);
+  overlay_note = input.overlay;
+  if (!overlay_note.empty() && o.format == "csv") fmt::print(stderr, "# overlay {}\n", overlay_note);
   const topo::LinkGraph& graph = input.graph;
   const models::Params& params = input.params;
   const auto method = o.method == "naive"      ? scenarios::StepMethod::naive

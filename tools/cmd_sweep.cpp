@@ -93,6 +93,7 @@ int sweep(const SweepOptions& o) {
     throw InputError(fmt::format("--gpu-memory: {}", e.what()));
   }
   const MachineInput input = load_machine_input(o.topo, topo::parse_overrides(o.settings), o.overlay, o.params);
+  if (!input.overlay.empty() && o.format == "csv") fmt::print(stderr, "# overlay {}\n", input.overlay);
   const topo::LinkGraph& graph = input.graph;
   spec.gpus = o.gpus.value_or(static_cast<int>(graph.gpus().size()));
   if (!o.peak_flops.empty()) {
@@ -143,6 +144,7 @@ int sweep(const SweepOptions& o) {
     out["model"] = spec.model.name;
     out["gpus"] = spec.gpus;
     out["objective"] = o.objective;
+    if (!input.overlay.empty()) out["overlay"] = input.overlay;
     out["micro_batches"] = o.micro_batches == "auto" ? nlohmann::ordered_json("auto")
                                                      : nlohmann::ordered_json(spec.workload.micro_batches);
     auto& arr = out["layouts"] = nlohmann::ordered_json::array();
@@ -162,6 +164,7 @@ int sweep(const SweepOptions& o) {
                o.micro_batches == "auto" ? std::string(", micro-batches chosen per layout (1, 2, 4, 8)")
                : spec.workload.micro_batches > 1 ? fmt::format(", {} micro-batches", spec.workload.micro_batches)
                                                  : std::string());
+    if (!input.overlay.empty()) fmt::print("# overlay {}\n", input.overlay);
     if (counts.too_big > 0)
       fmt::print("# {} more layouts left out: their weights exceed {} per GPU (--gpu-memory)\n", counts.too_big,
                  sim::format_size(spec.gpu_memory));

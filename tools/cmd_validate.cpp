@@ -16,7 +16,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "accuracy/calibration.h"
 #include "accuracy/fit.h"
+#include "calibrate/overlay.h"
 #include "accuracy/runner.h"
 #include "accuracy/stats.h"
 #include "sim/input_error.h"
@@ -43,7 +45,11 @@ struct ValidateOptions {
   bool cv = false;
   bool constants = false;
   std::string write;
+  std::string overlay;
 };
+
+// The calibration overlay this run is under (empty: none), named in every output.
+std::string overlay_note;
 
 std::string pct(double v) { return std::isnan(v) ? "-" : fmt::format("{:.1f}", v); }
 std::string signed_pct(double v) { return std::isnan(v) ? "-" : fmt::format("{:+.1f}", v); }
@@ -88,6 +94,7 @@ std::vector<Group> groups(const std::vector<Result>& results) {
 void print_table(const std::vector<Result>& results, const ValidateOptions& o) {
   fmt::print("# wiresim validate: busbw error = predicted / measured - 1 (model {}); |e| medians, signed biases "
              "(+ = too fast);\n# regions: floor < 64 KiB <= ramp < 256 MiB <= plateau; large >= 1 MiB\n", o.model);
+  if (!overlay_note.empty()) fmt::print("# overlay {}\n", overlay_note);
   fmt::print("{:<58} {:<7} {:<15} {:>4} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}  {}\n", "data set", "role", "class",
              "gpus", "sizes", "|e|%", "max%", "floor%", "ramp%", "plat%", "large%", "algorithms (by size)");
   for (const auto& r : results) {
@@ -167,6 +174,7 @@ nlohmann::ordered_json region_json(const accuracy::Stats& s) {
 void print_json(const std::vector<Result>& results) {
   nlohmann::ordered_json out;
   out["error"] = "100 x (predicted busbw / measured busbw - 1): + is too fast; floor < 64 KiB <= ramp < 256 MiB <= plateau";
+  if (!overlay_note.empty()) out["overlay"] = overlay_note;
   auto& sets = out["datasets"] = nlohmann::ordered_json::array();
   const auto num = [](double v) { return std::isnan(v) ? nlohmann::ordered_json() : nlohmann::ordered_json(v); };
   for (const auto& r : results) {
@@ -346,7 +354,18 @@ int run_validate(ValidateOptions o) {
     throw InputError(fmt::format("--role: expected all, fit, checked or holdout, got '{}'", o.role));
   if (!o.write.empty() && !o.fit) throw InputError("--write: only with --fit");
   if (o.paths.empty()) o.paths.push_back((fs::path(o.map).parent_path() / "data").string());
-  const models::Params params = o.params.empty() ? models::default_params() : models::load_params(o.params);
+  models::Params params = o.params.empty() ? models::default_params() : models::load_params(o.params);
+  std::optional<calibrate::Overlay> overlay;
+  if (!o.overlay.empty()) {
+    if (o.fit || o.cv || o.constants) throw InputError("--overlay: not with --fit, --cv or --constants");
+    overlay = calibrate::read_overlay(o.overlay);
+    accuracy::apply_parameters(params, *overlay);
+    for (const auto& [tier, t] : overlay->tiers)
+      if (t.bandwidth || t.efficiency)
+        for (auto& [name, arch] : params.architectures) arch.link_efficiency[tier] = 1.0;
+    overlay_note = calibrate::describe_overlay(o.overlay, *overlay);
+    if (o.format == "csv") fmt::print(stderr, "# overlay {}\n", overlay_note);
+  }
   if (o.constants) return print_constants(params, o);
   const auto map = accuracy::read_map(o.map);
   const auto method = o.model == "analytic" ? models::Method::analytic : models::Method::simulate;
@@ -361,6 +380,14 @@ int run_validate(ValidateOptions o) {
   }
   if (o.fit) return print_fit(sets, params, o, method);
   if (o.cv) return print_cv(sets, params, o, method);
+  // A measured tier of the overlay replaces the links of that tier in every data set's machine.
+  if (overlay && !overlay->tiers.empty())
+    for (auto& s : sets)
+      if (s.graph) {
+        auto graph = std::make_shared<topo::LinkGraph>(*s.graph);
+        calibrate::apply_overlay(*graph, *overlay);
+        s.graph = graph;
+      }
   if (!o.plot.empty()) fs::create_directories(o.plot);
   std::vector<Result> results;
   for (const auto& s : sets) {
@@ -398,6 +425,7 @@ void add_validate_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--write", o->write, "with --fit: rewrite the fitted values in this params.yaml");
   cmd->add_flag("--cv", o->cv, "leave-one-hardware-class-out cross-validation of the fitted constants");
   cmd->add_flag("--constants", o->constants, "list the fitted constants, their values and what each is fitted on");
+  cmd->add_option("--overlay", o->overlay, "a calibration overlay (from `wiresim calibrate fit`) to validate under");
   cmd->callback([o, exit_code] { *exit_code = run_validate(*o); });
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "accuracy/calibration.h"
 #include "calibrate/overlay.h"
 #include "models/params.h"
 #include "tools/commands.h"
@@ -23,6 +24,7 @@ struct MachineInput {
   topo::LinkGraph graph;
   models::Params params;
   std::vector<calibrate::AppliedTier> applied;   // what the overlay changed
+  std::string overlay;                           // one line naming the overlay; empty: none
 };
 
 inline MachineInput load_machine_input(const std::string& topology, const topo::Overrides& overrides,
@@ -36,6 +38,8 @@ inline MachineInput load_machine_input(const std::string& topology, const topo::
     for (const auto& [tier, t] : o.tiers)
       if (t.bandwidth || t.efficiency)
         for (auto& [name, arch] : in.params.architectures) arch.link_efficiency[tier] = 1.0;
+    accuracy::apply_parameters(in.params, o);
+    in.overlay = calibrate::describe_overlay(overlay, o);
   }
   return in;
 }
