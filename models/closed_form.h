@@ -1,5 +1,5 @@
-// Building blocks of the closed forms (models/alpha_beta.h): the rate each of a set of
-// simultaneous sends gets, and the time of ring passes and of phases.
+// Building blocks of the closed forms (each algorithm's closed_form, models/algorithm.h): the
+// rate each of a set of simultaneous sends gets, and the time of ring passes and of phases.
 //
 // Links are shared only by the algorithm's own symmetric traffic, max-min fairly, as the
 // simulation's network shares them: shared_rates solves that one problem. A ring pass is
@@ -55,5 +55,10 @@ double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vec
 
 // Simultaneous sends of `payload` each: the slowest one, plus its step latency (s).
 double phase_time(const PlanBuilder& b, const std::vector<Edge>& edges, sim::Bytes payload, sim::BytesPerSec cap);
+
+// Simultaneous all_to_all sends of all_to_all_piece(from, to) each (s). With a traffic matrix
+// the sends differ in size: the phase lasts as long as the largest send at its equal share
+// (an estimate; the simulation re-shares as sends end).
+double exchange_time(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap);
 
 }  // namespace wiresim::models

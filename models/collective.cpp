@@ -7,6 +7,8 @@
 #include <cctype>
 #include <utility>
 
+#include "models/algorithm.h"
+
 namespace wiresim::models {
 namespace {
 
@@ -33,13 +35,6 @@ constexpr std::array<std::pair<std::string_view, Collective>, 8> kCollectives{{
     {"broadcast", Collective::broadcast},     {"reduce", Collective::reduce},
     {"send_recv", Collective::send_recv},     {"sendrecv", Collective::send_recv}}};
 
-constexpr std::array<std::pair<std::string_view, Algorithm>, 9> kAlgorithms{{
-    {"ring", Algorithm::ring},         {"tree", Algorithm::tree},
-    {"nvls", Algorithm::nvls},         {"nvls_tree", Algorithm::nvls_tree},
-    {"one_shot", Algorithm::one_shot}, {"two_shot", Algorithm::two_shot},
-    {"hierarchical", Algorithm::hierarchical}, {"pairwise", Algorithm::pairwise},
-    {"direct", Algorithm::direct}}};
-
 constexpr std::array<std::pair<std::string_view, Protocol>, 3> kProtocols{{
     {"ll", Protocol::ll}, {"ll128", Protocol::ll128}, {"simple", Protocol::simple}}};
 
@@ -53,10 +48,15 @@ std::string_view name_of(const std::array<std::pair<std::string_view, E>, N>& ta
 }  // namespace
 
 std::string_view to_string(Collective c) { return name_of(kCollectives, c); }
-std::string_view to_string(Algorithm a) { return name_of(kAlgorithms, a); }
+std::string_view to_string(Algorithm a) { return descriptor(a).name; }
 std::string_view to_string(Protocol p) { return name_of(kProtocols, p); }
 std::optional<Collective> parse_collective(std::string_view s) { return lookup(kCollectives, s); }
-std::optional<Algorithm> parse_algorithm(std::string_view s) { return lookup(kAlgorithms, s); }
+std::optional<Algorithm> parse_algorithm(std::string_view s) {
+  const std::string key = squash(s);
+  for (const AlgorithmDescriptor* d : algorithms())
+    if (squash(d->name) == key) return d->id;
+  return std::nullopt;
+}
 std::optional<Protocol> parse_protocol(std::string_view s) { return lookup(kProtocols, s); }
 
 std::vector<Collective> all_collectives() {
@@ -66,7 +66,8 @@ std::vector<Collective> all_collectives() {
 }
 std::vector<Algorithm> all_algorithms() {
   std::vector<Algorithm> out;
-  for (const auto& [name, a] : kAlgorithms) out.push_back(a);
+  for (const AlgorithmDescriptor* d : algorithms()) out.push_back(d->id);
+  std::sort(out.begin(), out.end());
   return out;
 }
 std::vector<Protocol> all_protocols() { return {Protocol::ll, Protocol::ll128, Protocol::simple}; }

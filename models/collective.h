@@ -21,6 +21,7 @@
 namespace wiresim::models {
 
 enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv };
+// Each algorithm's name, reach and behaviour: its descriptor (models/algorithm.h).
 enum class Algorithm { ring, tree, nvls, nvls_tree, one_shot, two_shot, hierarchical, pairwise, direct };
 enum class Protocol { ll, ll128, simple };
 
