@@ -27,6 +27,7 @@ using input::rooted;
 using input::splits_per_rank;
 using input::to_string;
 
+// Each algorithm's name, reach and behaviour: its descriptor (models/algorithm.h).
 enum class Algorithm { ring, tree, nvls, nvls_tree, one_shot, two_shot, hierarchical, pairwise, direct };
 enum class Protocol { ll, ll128, simple };
 

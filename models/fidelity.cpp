@@ -5,23 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "models/algorithm.h"
 #include "models/alpha_beta.h"
 #include "models/limits.h"
 
 namespace wiresim::models {
 namespace {
-
-// Whether expand() honours Choice::aggregation for this collective and algorithm.
-bool aggregates(const Problem& problem, Algorithm algorithm) {
-  switch (algorithm) {
-    case Algorithm::ring:
-      return problem.op == Collective::all_reduce || problem.op == Collective::all_gather ||
-             problem.op == Collective::reduce_scatter;
-    case Algorithm::hierarchical:
-    case Algorithm::pairwise: return true;
-    default: return false;
-  }
-}
 
 double nodes_at(const Machine& machine, Problem problem, Choice choice, sim::Bytes size, int aggregation) {
   problem.size = size;
@@ -41,7 +30,7 @@ Fidelity auto_fidelity(const Machine& machine, const Problem& problem, const Cho
   f.window_flows = kAutoWindowFlows;
   f.window_slack = kAutoWindowSlack;
   if (full <= max_nodes) return f;
-  if (aggregates(problem, choice.algorithm)) {
+  if (descriptor(choice.algorithm).aggregates.contains(problem.op)) {
     // The run at K and the check at 2K together cost about 1.5 runs at K.
     for (int k = 2; k <= kMaxFactor; k *= 2)
       if (1.5 * nodes_at(machine, problem, choice, problem.size, k) <= max_nodes || k == kMaxFactor) {

@@ -36,9 +36,10 @@ struct PlanEstimate {
   sim::Bytes memory;    // nodes x kBytesPerNode
 };
 
-// The size of expand(machine, problem, choice), from the same loop and chunk arithmetic
-// the algorithms use, without building anything. An estimate, not exact: within a factor
-// of two of the real plan for every algorithm.
+// The size of expand(machine, problem, choice), from the sends the algorithm's descriptor
+// counts (its plan_size, models/algorithm.h: the same loop and chunk arithmetic as its
+// expansion), without building anything. An estimate, not exact: within a factor of two of
+// the real plan for every algorithm.
 PlanEstimate estimate_plan(const Machine& machine, const Problem& problem, const Choice& choice);
 
 // Throws sim::InputError naming the estimate and the limit when the plan would exceed

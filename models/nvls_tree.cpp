@@ -12,15 +12,63 @@
 // (two nodes) or two parts (interior of a deeper tree): the network sees 1/g of the data per
 // GPU where a ring sends 2(n−1)/n of it, which is why NVLSTree beats the ring across nodes.
 // Latency: NVLS's 25 us once (launch), NCCL's NVLSTree NET step (20.9 us) per tree hop.
+//
+// Closed form (w: one part per loop, L loops, D the trees' depth): base + fill +
+// (L − 1)·max((g+1)·w/(eff·B), (w/2)/r_net), where the fill is the first loop's reduce-scatter,
+// D hops up and down and all-gather. It overlaps the stages more evenly than the simulation
+// does (within 15%).
 #include <algorithm>
 #include <array>
 #include <cmath>
 
 #include <fmt/format.h>
 
+#include "models/algorithm.h"
+#include "models/closed_form.h"
 #include "models/plan.h"
 
 namespace wiresim::models {
+namespace {
+
+// The chunk per channel and head (local GPU) for a message of `size`, as NCCL cuts it
+// (calcCollChunking in src/enqueue.cc): nvls_chunk (128 KiB), at most 64 KiB over 4 or more
+// nodes (NCCL_NVLSTREE_MAX_CHUNKSIZE's default), and 64/32 KiB below 4/1 x (channels x heads
+// x chunk).
+sim::Bytes nvls_tree_chunk(const Machine& machine, sim::Bytes size, int nodes, int heads) {
+  double chunk = machine.params().nvls_chunk.count();
+  const double ops = static_cast<double>(machine.arch().nvls_channels) * std::max(1, heads);
+  const double bytes = size.count();
+  const auto shrink = [&](double times, double to) {
+    if (bytes < times * ops * chunk && chunk > to) chunk = to;
+  };
+  if (nodes >= 4) chunk = std::min(chunk, 65536.0);
+  shrink(32, 262144);
+  shrink(16, 131072);
+  shrink(4, 65536);
+  shrink(1, 32768);
+  return sim::Bytes{chunk};
+}
+
+std::optional<std::string> nvls_tree_why_not(const Machine& machine, const Problem& problem,
+                                             const NodeGroups& by_node) {
+  if (!machine.p2p()) return "nvls_tree needs P2P over NVLink (P2P is off: NCCL_P2P_DISABLE=1)";
+  if (machine.arch().nvls_efficiency <= 0.0)
+    return fmt::format("nvls_tree needs NVLink SHARP (Hopper or later); these GPUs are '{}'", machine.arch_name());
+  if (by_node.size() < 2) return "nvls_tree needs GPUs on more than one node (NCCL disables it on one node; use nvls)";
+  if (!uniform_nodes(by_node)) return "nvls_tree needs the same number of GPUs on every node";
+  for (const auto& local : by_node) {
+    std::optional<topo::DeviceId> sw;
+    for (int r : local) {
+      const auto port = machine.nvls_port(problem.ranks[r]);
+      if (!port)
+        return fmt::format("nvls_tree needs an NVSwitch with multicast (multicast: true), and {} has none",
+                           machine.graph().device(problem.ranks[r]).name);
+      if (sw && *sw != port->nvswitch) return "nvls_tree needs each node's GPUs on one NVSwitch fabric";
+      sw = port->nvswitch;
+    }
+  }
+  return std::nullopt;
+}
 
 void expand_nvls_tree(PlanBuilder& b, Plan& plan) {
   const Problem& problem = b.problem();
@@ -48,7 +96,7 @@ void expand_nvls_tree(PlanBuilder& b, Plan& plan) {
     for (int w = 0; w < 2; ++w) trees[j][w] = build_tree(members, w, n);
   }
   // A loop moves one chunk per channel and head (local GPU), as NCCL's loopSize.
-  const sim::Bytes loop_bytes = nvls_chunk(m, Algorithm::nvls_tree, problem.size, nodes, g) *
+  const sim::Bytes loop_bytes = nvls_tree_chunk(m, problem.size, nodes, g) *
                                 (static_cast<double>(m.arch().nvls_channels) * g);
   const sim::Bytes total = problem.size;
   const int loops = chunk_count(total, loop_bytes);
@@ -134,5 +182,88 @@ void expand_nvls_tree(PlanBuilder& b, Plan& plan) {
   plan.shape = fmt::format("nvls in {} nodes x {} GPUs, 2 trees of depth {} per rail, {} loop{} of {}", nodes, g,
                            depth, loops, loops > 1 ? "s" : "", sim::format_size(loop_bytes));
 }
+
+Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
+  const Machine& machine = b.machine();
+  const Problem& problem = b.problem();
+  const int n = static_cast<int>(problem.ranks.size());
+  const sim::Bytes size = problem.size;
+  const auto by_node = ranks_by_node(machine, problem);
+  double t = launch.count();
+  std::string formula;
+  // Pipeline of L loops: the first fills every stage (reduce-scatter, D hops up, D down,
+  // all-gather); then one loop per period, the slower of the NVLink side (g + 1 parts
+  // each way per GPU) and the network side (every tree edge moving half a part at once).
+  const int g = static_cast<int>(by_node.front().size());
+  const int nodes = static_cast<int>(by_node.size());
+  const sim::Bytes loop_bytes = nvls_tree_chunk(machine, size, nodes, g) *
+                                (static_cast<double>(machine.arch().nvls_channels) * g);
+  const int loops = chunk_count(size, loop_bytes);
+  const double eff = b.protocol().payload * machine.arch().nvls_efficiency;
+  const auto [bw, wire] = switch_ports(machine, problem.ranks);
+  const double part = std::min(size.count(), loop_bytes.count()) / g;
+  std::vector<Edge> edges;
+  int depth = 0;
+  double hop = 0.0;
+  for (int j = 0; j < g; ++j) {
+    std::vector<std::vector<int>> members;
+    for (int q = 0; q < nodes; ++q) members.push_back({by_node[q][j]});
+    for (int w = 0; w < 2; ++w) {
+      const TreeShape tree = build_tree(members, w, n);
+      for (int r = 0; r < n; ++r) {
+        depth = std::max(depth, tree.depth[r]);
+        if (tree.parent[r] < 0) continue;
+        edges.push_back({r, tree.parent[r], static_cast<std::uint32_t>(w * n + r)});
+        edges.push_back({tree.parent[r], r, static_cast<std::uint32_t>(w * n + n + r)});
+        hop = std::max(hop, b.step_latency(r, tree.parent[r]).count());
+      }
+    }
+  }
+  const auto shared = shared_rates(b, edges, sim::BytesPerSec::unlimited());
+  const double net_rate = *std::min_element(shared.begin(), shared.end());
+  double full = INFINITY;
+  for (const auto& e : edges) full = std::min(full, shared_rates(b, {e}, sim::BytesPerSec::unlimited()).front());
+  const double half = part / 2.0;
+  const double o = b.protocol().overhead.count();
+  const double fill = 2.0 * (g * part / (eff * bw) + wire) + b.reduction_time(sim::Bytes{part}).count() +
+                      depth * (2.0 * (o + half / full + hop) + b.reduction_time(sim::Bytes{half}).count());
+  const double period = std::max((g + 1.0) * part / (eff * bw), o + half / net_rate);
+  t += fill + (loops - 1.0) * period;
+  formula = fmt::format("base + fill(2 x (g part/(eff B) + wire) + 2D x (part/2 / rate + step)) + (L - 1) x "
+                        "max((g+1) part/(eff B), part/2 / net rate), g = {}, D = {}, L = {}",
+                        g, depth, loops);
+  return {sim::Seconds{t}, formula};
+}
+
+// Per rank and loop: the reduce-scatter, the all-gather, a send up and a send down in each of
+// its two trees; each NVLS send may be followed by a step-overhead delay (half a send).
+double nvls_tree_plan_size(const Machine& machine, const Problem& problem, const Choice&) {
+  const double n = static_cast<double>(problem.ranks.size());
+  const double channels = std::max(1, machine.arch().nvls_channels);
+  const int nodes = static_cast<int>(ranks_by_node(machine, problem).size());
+  const int heads = static_cast<int>(problem.ranks.size()) / std::max(1, nodes);
+  const double loops = pipeline_units(problem.size, nvls_tree_chunk(machine, problem.size, nodes, heads) *
+                                                        (channels * std::max(1, heads)));
+  return 7 * n * loops;
+}
+
+}  // namespace
+
+extern const AlgorithmDescriptor kNvlsTreeAlgorithm{
+    .id = Algorithm::nvls_tree,
+    .name = "nvls_tree",
+    .collectives = {Collective::all_reduce},
+    .unimplemented = "nvls_tree implements all_reduce only (as in NCCL)",
+    .protocols = {Protocol::simple},
+    // NCCL's default set; it refuses one node, as NCCL disables it there.
+    .nccl = {Collective::all_reduce},
+    .all = {Collective::all_reduce},
+    .aggregates = {},
+    .nvlink_step_at_launch = true,
+    .why_not = nvls_tree_why_not,
+    .expand = expand_nvls_tree,
+    .closed_form = nvls_tree_closed_form,
+    .plan_size = nvls_tree_plan_size,
+};
 
 }  // namespace wiresim::models

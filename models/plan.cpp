@@ -1,13 +1,16 @@
 #include "models/plan.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <map>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "models/algorithm.h"
 #include "sim/input_error.h"
 
 namespace wiresim::models {
@@ -35,8 +38,6 @@ std::vector<std::vector<int>> ranks_by_node(const Machine& machine, const Proble
   return out;
 }
 
-namespace {
-
 bool one_nvlink_domain(const Machine& machine, const Problem& problem) {
   for (std::size_t i = 0; i < problem.ranks.size(); ++i) {
     const auto next = problem.ranks[(i + 1) % problem.ranks.size()];
@@ -55,12 +56,46 @@ bool uniform_nodes(const std::vector<std::vector<int>>& by_node) {
   return true;
 }
 
+sim::Bytes all_to_all_piece(const Problem& problem, int i, int j) {
+  const int n = static_cast<int>(problem.ranks.size());
+  if (problem.matrix.empty()) return problem.size / static_cast<double>(n);
+  return sim::Bytes{problem.matrix[static_cast<std::size_t>(i) * n + j]};
+}
+
+sim::Seconds reduce_inputs_time(const Machine& machine, const Problem& problem, sim::Bytes bytes) {
+  const int n = static_cast<int>(problem.ranks.size());
+  const auto bw = machine.graph().device(problem.ranks.front()).memory_bandwidth;
+  if (bw.count() <= 0.0) return sim::Seconds{0.0};
+  return bytes * static_cast<double>(n + 1) / bw;
+}
+
+double pipeline_units(sim::Bytes bytes, sim::Bytes chunk) {
+  if (bytes.count() <= 0.0 || chunk.count() <= 0.0) return 1.0;
+  return std::max(1.0, std::ceil(bytes / chunk - 1e-9));
+}
+
+namespace {
+
+// NCCL's spelling, for messages.
+std::string_view nccl_name(Protocol p) {
+  constexpr std::array<std::string_view, 3> kNames{"LL", "LL128", "Simple"};
+  return kNames[static_cast<std::size_t>(p)];
+}
+
+// "nvls runs with the Simple protocol only (as in NCCL)".
+std::string protocol_refusal(const AlgorithmDescriptor& d) {
+  std::vector<std::string_view> names;
+  for (Protocol p : all_protocols())
+    if (d.protocols.contains(p)) names.push_back(nccl_name(p));
+  return fmt::format("{} runs with the {} protocol{} only (as in NCCL)", d.name, fmt::join(names, " and "),
+                     names.size() > 1 ? "s" : "");
+}
+
 }  // namespace
 
 std::optional<std::string> why_not(const Machine& machine, const Problem& problem, Algorithm algorithm,
                                    Protocol protocol) {
   const Collective op = problem.op;
-  const auto name = to_string(algorithm);
   if (problem.ranks.size() < 2) return fmt::format("{} needs at least 2 GPUs", to_string(op));
   if (problem.root < 0 || problem.root >= static_cast<int>(problem.ranks.size()))
     return fmt::format("root {} is not one of the {} ranks", problem.root, problem.ranks.size());
@@ -70,76 +105,11 @@ std::optional<std::string> why_not(const Machine& machine, const Problem& proble
       return fmt::format("the traffic matrix has {} entries, expected {} x {}", problem.matrix.size(),
                          problem.ranks.size(), problem.ranks.size());
   }
-  const auto by_node = ranks_by_node(machine, problem);
-  switch (algorithm) {
-    case Algorithm::ring:
-      if (op == Collective::all_to_all || op == Collective::send_recv)
-        return fmt::format("ring does not implement {} (use pairwise or direct)", to_string(op));
-      return std::nullopt;
-    case Algorithm::tree:
-      if (op != Collective::all_reduce) return "tree implements all_reduce only (as in NCCL)";
-      return std::nullopt;
-    case Algorithm::nvls: {
-      if (op != Collective::all_reduce && op != Collective::all_gather && op != Collective::reduce_scatter)
-        return "nvls implements all_reduce, all_gather and reduce_scatter only";
-      if (protocol != Protocol::simple) return "nvls runs with the Simple protocol only (as in NCCL)";
-      if (!machine.p2p()) return "nvls needs P2P over NVLink (P2P is off: NCCL_P2P_DISABLE=1)";
-      if (machine.arch().nvls_efficiency <= 0.0)
-        return fmt::format("nvls needs NVLink SHARP (Hopper or later); these GPUs are '{}'", machine.arch_name());
-      if (by_node.size() > 1) return "nvls spans one NVLink domain; across nodes use nvls_tree, ring or tree";
-      std::optional<topo::DeviceId> sw;
-      for (auto gpu : problem.ranks) {
-        const auto port = machine.nvls_port(gpu);
-        if (!port)
-          return fmt::format("nvls needs an NVSwitch with multicast (multicast: true), and {} has none",
-                             machine.graph().device(gpu).name);
-        if (sw && *sw != port->nvswitch) return "nvls needs all GPUs on the same NVSwitch fabric";
-        sw = port->nvswitch;
-      }
-      return std::nullopt;
-    }
-    case Algorithm::nvls_tree: {
-      if (op != Collective::all_reduce) return "nvls_tree implements all_reduce only (as in NCCL)";
-      if (protocol != Protocol::simple) return "nvls_tree runs with the Simple protocol only (as in NCCL)";
-      if (!machine.p2p()) return "nvls_tree needs P2P over NVLink (P2P is off: NCCL_P2P_DISABLE=1)";
-      if (machine.arch().nvls_efficiency <= 0.0)
-        return fmt::format("nvls_tree needs NVLink SHARP (Hopper or later); these GPUs are '{}'", machine.arch_name());
-      if (by_node.size() < 2) return "nvls_tree needs GPUs on more than one node (NCCL disables it on one node; use nvls)";
-      if (!uniform_nodes(by_node)) return "nvls_tree needs the same number of GPUs on every node";
-      for (const auto& local : by_node) {
-        std::optional<topo::DeviceId> sw;
-        for (int r : local) {
-          const auto port = machine.nvls_port(problem.ranks[r]);
-          if (!port)
-            return fmt::format("nvls_tree needs an NVSwitch with multicast (multicast: true), and {} has none",
-                               machine.graph().device(problem.ranks[r]).name);
-          if (sw && *sw != port->nvswitch) return "nvls_tree needs each node's GPUs on one NVSwitch fabric";
-          sw = port->nvswitch;
-        }
-      }
-      return std::nullopt;
-    }
-    case Algorithm::one_shot:
-    case Algorithm::two_shot:
-      if (op != Collective::all_reduce) return fmt::format("{} implements all_reduce only", name);
-      if (!machine.p2p()) return fmt::format("{} needs P2P between GPUs (P2P is off: NCCL_P2P_DISABLE=1)", name);
-      if (!one_nvlink_domain(machine, problem))
-        return fmt::format("{} needs every GPU pair joined by NVLink (one NVLink domain)", name);
-      return std::nullopt;
-    case Algorithm::hierarchical:
-      if (op != Collective::all_reduce) return "hierarchical implements all_reduce only";
-      if (by_node.size() < 2) return "hierarchical needs GPUs on more than one node";
-      if (!uniform_nodes(by_node)) return "hierarchical needs the same number of GPUs on every node";
-      return std::nullopt;
-    case Algorithm::pairwise:
-      if (op != Collective::all_to_all) return "pairwise implements all_to_all only";
-      return std::nullopt;
-    case Algorithm::direct:
-      if (op != Collective::all_to_all && op != Collective::send_recv)
-        return "direct implements all_to_all and send_recv only";
-      return std::nullopt;
-  }
-  return "unknown algorithm";
+  const AlgorithmDescriptor& d = descriptor(algorithm);
+  if (!d.collectives.contains(op)) return fmt::format(fmt::runtime(d.unimplemented), to_string(op));
+  if (!d.protocols.contains(protocol)) return protocol_refusal(d);
+  if (!d.why_not) return std::nullopt;
+  return d.why_not(machine, problem, ranks_by_node(machine, problem));
 }
 
 Plan expand(const Machine& machine, const Problem& problem, const Choice& choice) {
@@ -150,20 +120,7 @@ Plan expand(const Machine& machine, const Problem& problem, const Choice& choice
   check_plan_limits(machine, problem, choice);
   Plan plan;
   PlanBuilder b(machine, problem, choice, plan);
-  switch (choice.algorithm) {
-    case Algorithm::ring: expand_ring(b, plan); break;
-    case Algorithm::tree: expand_tree(b, plan); break;
-    case Algorithm::nvls: expand_nvls(b, plan); break;
-    case Algorithm::one_shot: expand_one_shot(b, plan); break;
-    case Algorithm::two_shot: expand_two_shot(b, plan); break;
-    case Algorithm::pairwise: expand_all_to_all(b, plan, true); break;
-    case Algorithm::direct:
-      if (problem.op == Collective::send_recv) expand_send_recv(b, plan);
-      else expand_all_to_all(b, plan, false);
-      break;
-    case Algorithm::hierarchical: expand_hierarchical(b, plan); break;
-    case Algorithm::nvls_tree: expand_nvls_tree(b, plan); break;
-  }
+  descriptor(choice.algorithm).expand(b, plan);
   // The host's launches run beside the GPUs' work: a collective lasts at least as long.
   const sim::Seconds floor = host_floor(machine, problem);
   if (floor.count() > 0.0) plan.dag.add_delay(floor, plan.dag.intern_label("host launch"), 0);
@@ -184,7 +141,7 @@ PlanBuilder::PlanBuilder(const Machine& machine, const Problem& problem, const C
   memory_bandwidth_ = machine.graph().device(problem.ranks.front()).memory_bandwidth;
   sim::Seconds base = machine.params().base_latency(choice.algorithm, choice.protocol) + machine.arch().launch_overhead;
   // NVLS has no base latency in NCCL's model but one NVLink "step" of 25 us, charged once.
-  if (choice.algorithm == Algorithm::nvls || choice.algorithm == Algorithm::nvls_tree)
+  if (descriptor(choice.algorithm).nvlink_step_at_launch)
     base += machine.params().step_latency(choice.algorithm, choice.protocol, TierClass::nvlink);
   launch_ = plan_.dag.add_delay(base, plan_.dag.intern_label("launch"), 0);
 }
@@ -194,8 +151,7 @@ sim::Seconds PlanBuilder::step_latency(int from, int to) const {
   const sim::Seconds wire = machine_.wire_latency(route);
   const TierClass tier = machine_.tier_class(route);
   // NVLS's NVLink step is charged once at launch; nvls_tree's tree hops pay the NET step.
-  if ((choice_.algorithm == Algorithm::nvls || choice_.algorithm == Algorithm::nvls_tree) && tier == TierClass::nvlink)
-    return wire;
+  if (descriptor(choice_.algorithm).nvlink_step_at_launch && tier == TierClass::nvlink) return wire;
   sim::Seconds step = machine_.params().step_latency(choice_.algorithm, choice_.protocol, tier);
   if (tier == TierClass::nvlink) step += machine_.arch().nvlink_step_extra;
   return std::max(step, wire);
@@ -414,27 +370,6 @@ std::vector<int> chain_order(const std::vector<std::vector<int>>& by_node, Colle
 
 int ring_instances(const Machine& machine, const Problem& problem, int channels) {
   return static_cast<int>(ring_orders(machine, problem, channels).size());
-}
-
-sim::Bytes nvls_chunk(const Machine& machine, Algorithm algorithm, sim::Bytes size, int nodes, int heads) {
-  double chunk = machine.params().nvls_chunk.count();
-  const double ops = static_cast<double>(machine.arch().nvls_channels) * std::max(1, heads);
-  const double bytes = size.count();
-  const auto shrink = [&](double times, double to) {
-    if (bytes < times * ops * chunk && chunk > to) chunk = to;
-  };
-  if (algorithm == Algorithm::nvls_tree) {
-    if (nodes >= 4) chunk = std::min(chunk, 65536.0);
-    shrink(32, 262144);
-    shrink(16, 131072);
-    shrink(4, 65536);
-    shrink(1, 32768);
-  } else {
-    shrink(64, 65536);
-    shrink(8, 32768);
-    shrink(2, 16384);
-  }
-  return sim::Bytes{chunk};
 }
 
 int ring_chunk_steps(const Params& params, const Choice& choice, Collective op) {

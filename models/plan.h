@@ -1,5 +1,5 @@
 // Plans: a collective expanded into a DAG of chunk transfers, and the builder the algorithm
-// files (ring.cpp, tree.cpp, nvls.cpp, direct.cpp, all_to_all.cpp, hierarchical.cpp) share.
+// files (ring.cpp, tree.cpp, nvls.cpp, ...: one per algorithm, models/algorithm.h) share.
 //
 // Every send is two DAG nodes: the transfer (its bytes on the route's links, sharing them
 // max-min fairly) and its arrival (a delay of one step latency: NCCL's per-step cost for the
@@ -61,22 +61,20 @@ struct Plan {
   std::string shape;      // one line: "ring x1, 32 loops of 32 MiB"
 };
 
-// Why an algorithm cannot run this problem on this machine, or nullopt if it can.
+// Why an algorithm cannot run this problem on this machine, or nullopt if it can: the
+// problem's own faults, then the algorithm's descriptor (collectives, protocols, why_not).
 std::optional<std::string> why_not(const Machine& machine, const Problem& problem, Algorithm algorithm,
                                    Protocol protocol);
-// Throws sim::InputError with why_not's reason when the algorithm does not apply.
+// The algorithm's descriptor's expansion. Throws sim::InputError with why_not's reason when
+// the algorithm does not apply.
 Plan expand(const Machine& machine, const Problem& problem, const Choice& choice);
 
 // Chunks of at most `chunk` bytes that carry `total` (at least 1, for an empty buffer), and
 // the size of chunk k (the last one may be smaller).
 int chunk_count(sim::Bytes total, sim::Bytes chunk);
-// NVLS / NVLSTree chunk per channel and head for a message of `size`, as NCCL cuts it
-// (calcCollChunking in src/enqueue.cc): nvls_chunk (128 KiB), at most 64 KiB for NVLSTree
-// over 4 or more nodes (NCCL_NVLSTREE_MAX_CHUNKSIZE's default), and smaller for messages
-// that would not fill the channels x heads in flight: NVLS 64/32/16 KiB below 64/8/2 x
-// (channels x heads x chunk), NVLSTree 64/32 KiB below 4/1 x. `heads` = GPUs per node.
-sim::Bytes nvls_chunk(const Machine& machine, Algorithm algorithm, sim::Bytes size, int nodes, int heads);
 sim::Bytes chunk_size(sim::Bytes total, sim::Bytes chunk, int k);
+// chunk_count for plan-size estimates (models/limits.h): at least one, also for a zero chunk.
+double pipeline_units(sim::Bytes bytes, sim::Bytes chunk);
 
 // Point-to-point operations (models/p2p.cpp, as NCCL's addP2pToPlan): the tier their P2P
 // chunk follows (net across nodes, nvlink when every pair is on NVLink, else pcie); the
@@ -88,6 +86,15 @@ sim::Bytes p2p_chunk(const Machine& machine, const Problem& problem, Protocol pr
 
 // Ranks grouped by node, in rank order: groups[k] holds indices into problem.ranks.
 std::vector<std::vector<int>> ranks_by_node(const Machine& machine, const Problem& problem);
+// Whether every node holds the same number of the ranks.
+bool uniform_nodes(const std::vector<std::vector<int>>& by_node);
+// Whether every pair of ranks is joined by NVLink-class links.
+bool one_nvlink_domain(const Machine& machine, const Problem& problem);
+// all_to_all: the bytes rank index i sends rank index j (problem.matrix, or size / n).
+sim::Bytes all_to_all_piece(const Problem& problem, int i, int j);
+// n ranks each reading n inputs of `bytes` and writing one result: (n+1) x bytes at the
+// first GPU's memory speed (0 where it is unknown).
+sim::Seconds reduce_inputs_time(const Machine& machine, const Problem& problem, sim::Bytes bytes);
 
 constexpr sim::NodeId kNoNode = 0xFFFFFFFFu;
 
@@ -204,6 +211,9 @@ struct RingPass {
   std::vector<sim::NodeId> entry;
 };
 std::vector<sim::NodeId> build_ring_pass(PlanBuilder& b, const RingPass& pass, int* loops);
+// The sends build_ring_pass makes for n ranks, `loops` chunks and `steps` steps per chunk,
+// after Choice::aggregation (chunks merge first, then steps).
+double ring_pass_sends(double n, double loops, double steps, int aggregation);
 
 // NCCL's tree: inside each node the chain by_node[k] (head first), between nodes NCCL's
 // double binary tree of the chains' heads over the node positions (which = 0: the in-order
@@ -220,17 +230,6 @@ TreeShape build_tree(const std::vector<std::vector<int>>& by_node, int which, in
 // channels / 2, and no more than the smallest node's GPUs), rail r's chain in every node
 // starting at the node's GPU r (the GPU of NIC r).
 std::vector<std::vector<std::vector<int>>> tree_chains(const std::vector<std::vector<int>>& by_node, int channels);
-
-// Algorithm expansions (one per file).
-void expand_ring(PlanBuilder& b, Plan& plan);
-void expand_tree(PlanBuilder& b, Plan& plan);
-void expand_nvls(PlanBuilder& b, Plan& plan);
-void expand_nvls_tree(PlanBuilder& b, Plan& plan);
-void expand_one_shot(PlanBuilder& b, Plan& plan);
-void expand_two_shot(PlanBuilder& b, Plan& plan);
-void expand_all_to_all(PlanBuilder& b, Plan& plan, bool pairwise);
-void expand_send_recv(PlanBuilder& b, Plan& plan);
-void expand_hierarchical(PlanBuilder& b, Plan& plan);
 
 // The order ring instance r of R visits the ranks: inside each node consecutively, entering
 // node k at local position (r - k) mod g, so that each instance crosses between nodes on its

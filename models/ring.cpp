@@ -8,11 +8,19 @@
 // `slots` chunks ahead of what its receiver has consumed (the connection's buffer).
 //
 // broadcast / reduce: a chain from (to) the root along the ring, pipelined chunk by chunk.
+//
+// Closed form, per loop k and step s (one ring pass; every hop alike: lock step, else played
+// hop by hop as closed_form.h's ring_pass_time):
+//   t = base + Σ_k Σ_s max_edges( c_k / (payload·rate_e) + λ_e ) [+ reduction]
+// chain (broadcast, reduce): the pipeline recurrence T(i,k) = max(T(i,k−1), A(i−1,k)) + c_k/r.
+// Both agree with the simulation exactly where nothing else shares the links (tests: 0.1%).
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
+#include "models/algorithm.h"
+#include "models/closed_form.h"
 #include "models/plan.h"
 #include "sim/units.h"
 
@@ -122,6 +130,15 @@ std::vector<sim::NodeId> build_ring_pass(PlanBuilder& b, const RingPass& pass, i
   return exits;
 }
 
+double ring_pass_sends(double n, double loops, double steps, int aggregation) {
+  const double k = std::max(1, aggregation);
+  const double per_loop = std::min(k, loops);
+  const double per_step = std::min(std::max(1.0, std::floor(k / per_loop)), steps);
+  return n * std::ceil(loops / per_loop) * std::ceil(steps / per_step);
+}
+
+namespace {
+
 void expand_ring(PlanBuilder& b, Plan& plan) {
   const Problem& problem = b.problem();
   const auto by_node = ranks_by_node(b.machine(), problem);
@@ -152,5 +169,89 @@ void expand_ring(PlanBuilder& b, Plan& plan) {
                            rings > 1 ? "s" : "", per_ring, per_ring > 1 ? "s" : "", loops,
                            loops > 1 ? "s" : "", sim::format_size(pass.chunk));
 }
+
+Estimate chain_closed_form(PlanBuilder& b, double base) {
+  const Machine& machine = b.machine();
+  const Problem& problem = b.problem();
+  const Choice& choice = b.choice();
+  const int n = static_cast<int>(problem.ranks.size());
+  const sim::Bytes size = problem.size;
+  const std::vector<int> order = chain_order(ranks_by_node(machine, problem), problem.op, problem.root);
+  const int hops = n - 1;
+  std::vector<Edge> edges;
+  for (int i = 0; i < hops; ++i) edges.push_back({order[i], order[i + 1], static_cast<std::uint32_t>(i)});
+  b.cap_nvlink_channels(choice.channels);
+  const auto rates = shared_rates(b, edges, b.protocol_cap());
+  const sim::Bytes chunk = ring_chunk(machine, choice, problem.op, choice.channels);
+  const int loops = chunk_count(size, chunk);
+  const bool reducing = problem.op == Collective::reduce;
+  std::vector<double> sent(hops, base), arrived(hops, base);
+  for (int k = 0; k < loops; ++k) {
+    const sim::Bytes c = chunk_size(size, chunk, k);
+    for (int i = 0; i < hops; ++i) {
+      const double start = std::max(sent[i], i > 0 ? arrived[i - 1] : base);
+      sent[i] = start + b.protocol().overhead.count() + c.count() / rates[i];
+      arrived[i] = sent[i] + b.step_latency(order[i], order[i + 1]).count() +
+                   (reducing ? b.reduction_time(c).count() : 0.0);
+    }
+  }
+  return {sim::Seconds{arrived[hops - 1]},
+          fmt::format("pipeline of {} hops x {} chunks of {}: (hops + chunks - 1) x chunk/rate + hops x step", hops,
+                      loops, sim::format_size(chunk))};
+}
+
+Estimate ring_closed_form(PlanBuilder& b, sim::Seconds launch) {
+  const Machine& machine = b.machine();
+  const Problem& problem = b.problem();
+  const Choice& choice = b.choice();
+  const double base = launch.count();
+  if (problem.op == Collective::broadcast || problem.op == Collective::reduce) return chain_closed_form(b, base);
+  const int n = static_cast<int>(problem.ranks.size());
+  const auto orders = ring_orders(machine, problem, choice.channels);
+  const int rings = static_cast<int>(orders.size());
+  const int per_ring = std::max(1, choice.channels / rings);
+  const sim::Bytes block = problem.size / (static_cast<double>(n) * rings);
+  const sim::Bytes chunk = ring_chunk(machine, choice, problem.op, per_ring);
+  b.cap_nvlink_channels(per_ring);
+  double t = base;
+  t += ring_time(b, problem.op, orders, block, chunk, b.protocol_cap() / rings);
+  const int steps = problem.op == Collective::all_reduce ? 2 * (n - 1) : n - 1;
+  return {sim::Seconds{t},
+          fmt::format("base + loops({}) x steps({}) x (chunk/rate + step latency)", chunk_count(block, chunk), steps)};
+}
+
+double ring_plan_size(const Machine& machine, const Problem& problem, const Choice& choice) {
+  const double n = static_cast<double>(problem.ranks.size());
+  if (problem.op == Collective::broadcast || problem.op == Collective::reduce) {
+    const sim::Bytes chunk = ring_chunk(machine, choice, problem.op, choice.channels);
+    return (n - 1) * pipeline_units(problem.size, chunk);
+  }
+  const int rings = ring_instances(machine, problem, choice.channels);
+  const sim::Bytes chunk = ring_chunk(machine, choice, problem.op, std::max(1, choice.channels / rings));
+  const double loops = pipeline_units(problem.size / (n * rings), chunk);
+  const double steps = problem.op == Collective::all_reduce ? 2 * (n - 1) : n - 1;
+  return rings * ring_pass_sends(n, loops, steps, choice.aggregation);
+}
+
+}  // namespace
+
+extern const AlgorithmDescriptor kRingAlgorithm{
+    .id = Algorithm::ring,
+    .name = "ring",
+    .collectives = {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
+                    Collective::broadcast, Collective::reduce},
+    .unimplemented = "ring does not implement {} (use pairwise or direct)",
+    .protocols = {Protocol::ll, Protocol::ll128, Protocol::simple},
+    .nccl = {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter, Collective::broadcast,
+             Collective::reduce},
+    .all = {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter, Collective::broadcast,
+            Collective::reduce},
+    .aggregates = {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter},
+    .nvlink_step_at_launch = false,
+    .why_not = nullptr,
+    .expand = expand_ring,
+    .closed_form = ring_closed_form,
+    .plan_size = ring_plan_size,
+};
 
 }  // namespace wiresim::models

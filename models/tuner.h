@@ -2,10 +2,12 @@
 // protocol with the closed-form model and pick the fastest; keep every candidate so the
 // choice can be explained.
 //
-// Candidate sets: `nccl` (default) holds what NCCL itself would consider (all_reduce: ring,
-// tree, nvls; all_gather / reduce_scatter: ring, nvls; broadcast / reduce: ring;
-// all_to_all and send_recv: direct point-to-point); `all` adds one-shot, two-shot,
-// hierarchical and pairwise.
+// Candidate sets, from the algorithm table (models/algorithm.h), in its order: `nccl`
+// (default) holds what NCCL itself would consider (all_reduce: ring, tree, nvls, nvls_tree;
+// all_gather / reduce_scatter: ring, nvls; broadcast / reduce: ring; all_to_all and
+// send_recv: direct point-to-point); `all` adds one-shot, two-shot, hierarchical and
+// pairwise. Every protocol is tried; those an algorithm does not run with are listed as
+// refused, with the reason.
 //
 //   Decision d = tune(machine, problem, TunerOptions{});
 //   fmt::print("{} / {}\n", to_string(d.best.algorithm), to_string(d.best.protocol));

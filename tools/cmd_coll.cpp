@@ -157,6 +157,13 @@ class ProgressBar {
 
 std::string link_name(const topo::LinkGraph& g, sim::LinkId l) { return g.link_name(l); }
 
+// "auto, ring, tree, ...": --algo's values, from the algorithm table (models/algorithm.h).
+std::string algo_names() {
+  std::string names = "auto";
+  for (models::Algorithm a : models::all_algorithms()) names += fmt::format(", {}", models::to_string(a));
+  return names;
+}
+
 void print_explain(const models::Machine& machine, const models::Problem& problem, const Row& row) {
   fmt::print("#\n# {} at {} ({}): candidates by the closed-form model\n", models::to_string(problem.op),
              sim::format_size(row.size), row.size.count());
@@ -320,8 +327,7 @@ int run_coll(const CollOptions& o) {
   if (o.algo != "auto") {
     tuner.algorithm = models::parse_algorithm(o.algo);
     if (!tuner.algorithm)
-      throw InputError(fmt::format("--algo: unknown algorithm '{}' (expected auto, ring, tree, nvls, nvls_tree, "
-                                   "one_shot, two_shot, hierarchical, pairwise, direct)", o.algo));
+      throw InputError(fmt::format("--algo: unknown algorithm '{}' (expected {})", o.algo, algo_names()));
   }
   if (o.proto != "auto") {
     tuner.protocol = models::parse_protocol(o.proto);
@@ -421,7 +427,7 @@ void add_coll_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--set", o->settings, "override a topology parameter, e.g. --set nodes=4");
   cmd->add_option("--gpus", o->gpus, "use the first N GPUs in topology order (default: all)");
   cmd->add_option("--sizes", o->sizes, "MIN:MAX[:FACTOR] or one size, nccl-tests sizes (default 8B:8GiB:2)");
-  cmd->add_option("--algo", o->algo, "auto, ring, tree, nvls, one_shot, two_shot, hierarchical, pairwise, direct");
+  cmd->add_option("--algo", o->algo, algo_names());
   cmd->add_option("--proto", o->proto, "auto, ll, ll128, simple");
   cmd->add_option("--channels", o->channels, "channels (default: the GPU architecture's)");
   cmd->add_option("--aggregate", o->aggregate,

@@ -30,7 +30,7 @@ struct MachineInput {
 inline MachineInput load_machine_input(const std::string& topology, const topo::Overrides& overrides,
                                        const std::string& overlay, const std::string& params) {
   MachineInput in{topo::load_topology(topology, overrides),
-                  params.empty() ? models::default_params() : models::load_params(params), {}};
+                  params.empty() ? models::default_params() : models::load_params(params), {}, {}};
   print_warnings(in.graph.warnings);
   if (!overlay.empty()) {
     const calibrate::Overlay o = calibrate::read_overlay(overlay);

@@ -1,0 +1,143 @@
+#include "models/closed_form.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "sim/maxmin.h"
+
+namespace wiresim::models {
+
+std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap) {
+  const Machine& m = b.machine();
+  const double payload = b.protocol().payload;
+  std::vector<std::uint32_t> offsets{0}, route_links;
+  std::vector<double> caps;
+  std::unordered_map<sim::LinkId, std::uint32_t> local;   // network link -> problem link
+  std::vector<double> capacity;
+  for (const auto& e : edges) {
+    for (auto l : m.route(b.gpu(e.from), b.gpu(e.to), e.flow)) {
+      const auto [it, added] = local.emplace(l, static_cast<std::uint32_t>(capacity.size()));
+      if (added) capacity.push_back(m.links()[l].capacity.count());
+      route_links.push_back(it->second);
+    }
+    offsets.push_back(static_cast<std::uint32_t>(route_links.size()));
+    sim::BytesPerSec edge_cap = std::min(cap, e.cap);
+    if (m.staged(b.gpu(e.from), b.gpu(e.to))) edge_cap = std::min(edge_cap, m.arch().shm_bandwidth * payload);
+    edge_cap = std::min(edge_cap, b.channel_cap(e.from, e.to));
+    caps.push_back(edge_cap.is_unlimited() ? INFINITY : edge_cap.count() / payload);
+  }
+  std::vector<double> rates(edges.size());
+  sim::MaxMinSolver solver;
+  solver.solve(sim::MaxMinProblem{capacity, offsets, route_links, caps}, rates);
+  for (auto& r : rates) r *= payload;
+  return rates;
+}
+
+std::pair<double, double> switch_ports(const Machine& machine, const std::vector<topo::DeviceId>& ranks) {
+  double bw = INFINITY, wire = 0.0;
+  for (auto gpu : ranks) {
+    const auto port = *machine.nvls_port(gpu);
+    bw = std::min({bw, machine.links()[port.up].capacity.count(), machine.links()[port.down].capacity.count()});
+    wire = std::max(wire, (machine.links()[port.up].latency + machine.links()[port.down].latency).count());
+  }
+  return {bw, wire};
+}
+
+double ring_pass_time(const PlanBuilder& b, Collective op, int n, const std::vector<double>& rate,
+                      const std::vector<double>& latency, sim::Bytes block, sim::Bytes chunk, int slots) {
+  const int steps = op == Collective::all_reduce ? 2 * (n - 1) : n - 1;
+  const int loops = chunk_count(block, chunk);
+  const double overhead = b.protocol().overhead.count();
+  std::vector<double> send_end(n, 0.0), loop_end(n, 0.0), arrive_in(n, 0.0), next_arrive(n, 0.0);
+  std::vector<std::vector<double>> consumed(n, std::vector<double>(slots, 0.0));
+  for (int k = 0; k < loops; ++k) {
+    const sim::Bytes c = chunk_size(block, chunk, k);
+    for (int s = 0; s < steps; ++s) {
+      const int j = k * steps + s;
+      const bool reducing = op == Collective::reduce_scatter || (op == Collective::all_reduce && s < n - 1);
+      const double reduction = reducing ? b.reduction_time(c).count() : 0.0;
+      for (int p = 0; p < n; ++p) {
+        const double data = s == 0 ? loop_end[p] : arrive_in[p];
+        const double slot = j >= slots ? consumed[p][j % slots] : 0.0;
+        const double end = std::max({send_end[p], data, slot}) + overhead + c.count() / rate[p];
+        const double arrival = end + latency[p] + reduction;
+        send_end[p] = end;
+        next_arrive[(p + 1) % n] = arrival;
+        if (s > 0) consumed[(p + n - 1) % n][(j - 1) % slots] = end;
+        if (s == steps - 1) consumed[p][j % slots] = arrival;
+      }
+      std::swap(arrive_in, next_arrive);
+    }
+    loop_end = arrive_in;
+  }
+  double t = 0.0;
+  for (int p = 0; p < n; ++p) t = std::max({t, send_end[p], loop_end[p]});
+  return t;
+}
+
+double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vector<int>>& orders,
+                 sim::Bytes block, sim::Bytes chunk, sim::BytesPerSec cap, std::uint32_t flow_base) {
+  std::vector<Edge> edges;
+  for (std::size_t r = 0; r < orders.size(); ++r) {
+    const int n = static_cast<int>(orders[r].size());
+    for (int p = 0; p < n; ++p)
+      edges.push_back({orders[r][p], orders[r][(p + 1) % n],
+                       (flow_base + static_cast<std::uint32_t>(r)) * 1'000'003u + static_cast<std::uint32_t>(p)});
+  }
+  const auto rates = shared_rates(b, edges, cap);
+  const int n = static_cast<int>(orders.front().size());
+  const int steps = op == Collective::all_reduce ? 2 * (n - 1) : n - 1;
+  const int loops = chunk_count(block, chunk);
+  std::vector<double> latency;
+  for (const auto& e : edges) latency.push_back(b.step_latency(e.from, e.to).count());
+  const bool alike = std::all_of(rates.begin(), rates.end(), [&](double r) { return r == rates.front(); }) &&
+                     std::all_of(latency.begin(), latency.end(), [&](double l) { return l == latency.front(); });
+  const double work = static_cast<double>(loops) * steps * static_cast<double>(edges.size());
+  if (!alike && work <= 4e6) {
+    const int slots = std::max(2, b.protocol().slots / ring_chunk_steps(b.machine().params(), b.choice(), op));
+    double t = 0.0;
+    std::size_t first = 0;
+    for (const auto& order : orders) {
+      const int m = static_cast<int>(order.size());
+      const std::vector<double> r(rates.begin() + first, rates.begin() + first + m);
+      const std::vector<double> l(latency.begin() + first, latency.begin() + first + m);
+      t = std::max(t, ring_pass_time(b, op, m, r, l, block, chunk, slots));
+      first += m;
+    }
+    return t;
+  }
+  double t = 0.0;
+  for (int k = 0; k < loops; ++k) {
+    const sim::Bytes c = chunk_size(block, chunk, k);
+    double step = 0.0;
+    for (std::size_t e = 0; e < edges.size(); ++e)
+      step = std::max(step, b.protocol().overhead.count() + c.count() / rates[e] + latency[e]);
+    for (int s = 0; s < steps; ++s) {
+      const bool reducing = op == Collective::reduce_scatter || (op == Collective::all_reduce && s < n - 1);
+      t += step + (reducing ? b.reduction_time(c).count() : 0.0);
+    }
+  }
+  return t;
+}
+
+double phase_time(const PlanBuilder& b, const std::vector<Edge>& edges, sim::Bytes payload, sim::BytesPerSec cap) {
+  const auto rates = shared_rates(b, edges, cap);
+  double t = 0.0;
+  for (std::size_t e = 0; e < edges.size(); ++e)
+    t = std::max(t, b.protocol().overhead.count() + payload.count() / rates[e] +
+                        b.step_latency(edges[e].from, edges[e].to).count());
+  return t;
+}
+
+double exchange_time(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap) {
+  const auto rates = shared_rates(b, edges, cap);
+  double longest = 0.0;
+  for (std::size_t e = 0; e < edges.size(); ++e)
+    longest = std::max(longest, b.protocol().overhead.count() +
+                                    all_to_all_piece(b.problem(), edges[e].from, edges[e].to).count() / rates[e] +
+                                    b.step_latency(edges[e].from, edges[e].to).count());
+  return longest;
+}
+
+}  // namespace wiresim::models

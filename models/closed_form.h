@@ -1,0 +1,64 @@
+// Building blocks of the closed forms (each algorithm's closed_form, models/algorithm.h): the
+// rate each of a set of simultaneous sends gets, and the time of ring passes and of phases.
+//
+// Links are shared only by the algorithm's own symmetric traffic, max-min fairly, as the
+// simulation's network shares them: shared_rates solves that one problem. A ring pass is
+// played step by step as build_ring_pass schedules it; a phase is simultaneous sends, as
+// long as the slowest one plus its step latency.
+//
+//   std::vector<Edge> edges{{0, 1, 0}, {1, 0, 1}};
+//   const double t = phase_time(b, edges, sim::Bytes{1 << 20}, b.protocol_cap());
+//   const std::vector<double> rates = shared_rates(b, edges, sim::BytesPerSec::unlimited());
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "models/alpha_beta.h"
+#include "models/plan.h"
+
+namespace wiresim::models {
+
+// A send from rank index `from` to `to` on ECMP path `flow`.
+struct Edge {
+  int from;
+  int to;
+  std::uint32_t flow;
+  sim::BytesPerSec cap = sim::BytesPerSec::unlimited();   // this edge's own payload cap
+};
+
+// Per-edge payload rate (B/s) when all `edges` are active at once: the max-min fair share of
+// the links (as the simulation's network gives it), each edge capped by `cap`, its own cap
+// and, where staged through host memory, the SHM rate.
+std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap);
+
+// The ranks' NVSwitch ports: the slowest port link (payload B/s) and the longest up + down
+// wire latency (s), which bound NVLS and NVLSTree.
+std::pair<double, double> switch_ports(const Machine& machine, const std::vector<topo::DeviceId>& ranks);
+
+// One ring pass, exactly as build_ring_pass schedules it, for rings whose hops differ (PIX
+// and SHM hops on a PCIe box, NVLink and NIC hops across nodes): each send starts once the
+// connection's previous send has left, its data has arrived (step 0 of a loop: the rank's
+// previous loop has ended) and a buffer slot is free; it ends after c / rate and arrives a
+// step latency (plus the reduction) later. The time (s) is the latest rank's. Costs
+// loops x steps x n per ring.
+double ring_pass_time(const PlanBuilder& b, Collective op, int n, const std::vector<double>& rate,
+                      const std::vector<double>& latency, sim::Bytes block, sim::Bytes chunk, int slots);
+
+// A ring all_reduce/all_gather/reduce_scatter over `orders` (one ring each, sharing links), in
+// seconds. Rings whose hops are all alike run in lock step — every step takes the slowest
+// hop's time, exact there; rings with unlike hops are played hop by hop (ring_pass_time) when
+// that is cheap enough, else also in lock step (an upper bound).
+double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vector<int>>& orders,
+                 sim::Bytes block, sim::Bytes chunk, sim::BytesPerSec cap, std::uint32_t flow_base = 0);
+
+// Simultaneous sends of `payload` each: the slowest one, plus its step latency (s).
+double phase_time(const PlanBuilder& b, const std::vector<Edge>& edges, sim::Bytes payload, sim::BytesPerSec cap);
+
+// Simultaneous all_to_all sends of all_to_all_piece(from, to) each (s). With a traffic matrix
+// the sends differ in size: the phase lasts as long as the largest send at its equal share
+// (an estimate; the simulation re-shares as sends end).
+double exchange_time(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap);
+
+}  // namespace wiresim::models
