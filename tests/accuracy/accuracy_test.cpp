@@ -149,7 +149,9 @@ TEST_CASE("every fitted constant is tagged in models/params.yaml, and every fit 
       CHECK(map.at(d).role == Role::fit);
       used.insert(d);
     }
-  for (const auto& [name, m] : map) {
+  for (const auto& entry : map) {
+    const std::string& name = entry.first;  // not a structured binding: clang cannot capture one
+    const auto& m = entry.second;
     CAPTURE(name);
     CHECK(!m.hw_class.empty());
     if (m.role == Role::fit) CHECK(used.count(name));

@@ -122,7 +122,9 @@ TEST_CASE("calibrated on one log of a cluster, wiresim predicts another log of i
       {"b200_2node16_allgather_vultr-poc.csv", "b200_2node16_reducescatter_vultr-poc.csv"},
       {"mi355x_1node8_allreduce_prasadnair-alibaba.csv", "mi355x_1node8_alltoall_prasadnair-alibaba.csv"},
   };
-  for (const auto& [from, to] : pairs) {
+  for (const auto& pair : pairs) {
+    const std::string& from = pair.first;  // named copies: clang cannot capture a structured binding
+    const std::string& to = pair.second;
     CAPTURE(from);
     CAPTURE(to);
     const auto sets = shipped({from, to});
