@@ -158,7 +158,7 @@ int run_model_fit(const FitArgs& args) {
       fmt::print("{:<28} {:>10} {:>10} {:>22}  {}\n", p.name, value_text(p, p.before),
                  p.fitted ? value_text(p, p.value) : "-",
                  p.fitted ? fmt::format("[{}, {}]", value_text(p, p.low), value_text(p, p.high)) : "-", p.note);
-    fmt::print("# median |busbw error| on the {} held-out sizes (every {}th): {:.1f}% built-in, {:.1f}% fitted\n",
+    fmt::print("# median |busbw error| on the {} held-out sizes (one in {}): {:.1f}% built-in, {:.1f}% fitted\n",
                f.held_out_sizes, args.hold_out, f.held_out_before_pct, f.held_out_after_pct);
     fmt::print("# on the sizes fitted on: {:.1f}% built-in, {:.1f}% fitted\n", f.fitted_before_pct,
                f.fitted_after_pct);
