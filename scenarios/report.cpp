@@ -98,7 +98,8 @@ std::string row_name(const SweepRow& row) {
 
 }  // namespace
 
-void write_sweep_report(std::ostream& out, const SweepSpec& spec, const std::vector<SweepRow>& rows) {
+void write_sweep_report(std::ostream& out, const SweepSpec& spec, const std::vector<SweepRow>& rows,
+                        const std::vector<std::pair<double, double>>* step_bands) {
   const std::size_t shown = std::min<std::size_t>(rows.size(), 24);
   std::vector<std::string> labels;
   std::set<std::string> kinds, tiers;
@@ -141,11 +142,20 @@ void write_sweep_report(std::ostream& out, const SweepSpec& spec, const std::vec
       << "\n";
   out << heat_map("Link utilisation, best layout: " + row_name(rows.front()), rows.front()) << "\n";
   out << heat_map("Link utilisation, worst layout: " + row_name(rows.back()), rows.back()) << "\n";
-  out << "<table><tr><th>layout</th><th>step (ms)</th><th>comm (ms)</th><th>exposed (ms)</th><th>tokens/s</th></tr>\n";
-  for (const auto& row : rows)
-    out << fmt::format("<tr><td>{}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:.0f}</td></tr>\n",
-                       escape(row_name(row)), row.result.step.ms(), row.result.comm.ms(),
+  const bool banded = step_bands && step_bands->size() == rows.size();
+  if (banded)
+    out << "<p>Step band: where 8 in 10 measured times fell on validation data of the layout's hardware class, "
+           "applied to the exposed communication (docs/accuracy.md).</p>\n";
+  out << "<table><tr><th>layout</th><th>step (ms)</th>" << (banded ? "<th>step band (ms)</th>" : "")
+      << "<th>comm (ms)</th><th>exposed (ms)</th><th>tokens/s</th></tr>\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    const std::string band =
+        banded ? fmt::format("<td>{:.3f}..{:.3f}</td>", (*step_bands)[i].first, (*step_bands)[i].second) : "";
+    out << fmt::format("<tr><td>{}</td><td>{:.3f}</td>{}<td>{:.3f}</td><td>{:.3f}</td><td>{:.0f}</td></tr>\n",
+                       escape(row_name(row)), row.result.step.ms(), band, row.result.comm.ms(),
                        row.result.exposed_comm.ms(), row.result.tokens_per_s);
+  }
   out << "</table></body></html>\n";
 }
 

@@ -8,12 +8,15 @@
 #pragma once
 
 #include <ostream>
+#include <utility>
 #include <vector>
 
 #include "scenarios/sweep.h"
 
 namespace wiresim::scenarios {
 
-void write_sweep_report(std::ostream& out, const SweepSpec& spec, const std::vector<SweepRow>& rows);
+// `step_bands`, when given (sweep --bands), holds each row's step interval in ms (low, high).
+void write_sweep_report(std::ostream& out, const SweepSpec& spec, const std::vector<SweepRow>& rows,
+                        const std::vector<std::pair<double, double>>* step_bands = nullptr);
 
 }  // namespace wiresim::scenarios

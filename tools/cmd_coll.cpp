@@ -58,6 +58,7 @@ struct CollOptions {
   std::string matrix;
   std::string p2p = "on";
   bool explain = false;
+  bool bands = false;
   std::string max_memory = "8GiB";
   std::string max_events = "2e9";
 };
@@ -210,6 +211,14 @@ void print_transports(const models::Machine& machine, const models::Problem& pro
 
 // The calibration overlay this run is under (empty: none), named in every output.
 std::string overlay_note;
+// --bands: the interval of each predicted time (null: not asked for).
+const PredictionBands* bands = nullptr;
+
+// The band's times, in us, and the distinct sources of the rows' bands (for the table's notes).
+std::pair<double, double> band_us(const Row& r) {
+  const accuracy::Band b = bands->at(r.size.count());
+  return {r.outcome.time.us() * b.low, r.outcome.time.us() * b.high};
+}
 
 void print_table(const CollOptions& o, const models::Machine& machine, const models::Problem& problem,
                  const std::vector<Row>& rows) {
@@ -223,14 +232,26 @@ void print_table(const CollOptions& o, const models::Machine& machine, const mod
   if (o.explain) print_transports(machine, problem);
   const bool rooted = input::rooted(problem.op);
   const std::string redop = models::reduces(problem.op) ? "sum" : "none";
-  fmt::print("#\n#{:>12} {:>12} {:>8} {:>6} {:>6} {:>10} {:>8} {:>8}  {}\n", "size", "count", "type", "redop", "root",
-             "time", "algbw", "busbw", "algorithm");
-  fmt::print("#{:>12} {:>12} {:>8} {:>6} {:>6} {:>10} {:>8} {:>8}\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)");
+  const std::string band_head = bands ? fmt::format(" {:>10} {:>10}", "time_lo", "time_hi") : "";
+  const std::string band_unit = bands ? fmt::format(" {:>10} {:>10}", "(us)", "(us)") : "";
+  fmt::print("#\n#{:>12} {:>12} {:>8} {:>6} {:>6} {:>10}{} {:>8} {:>8}  {}\n", "size", "count", "type", "redop", "root",
+             "time", band_head, "algbw", "busbw", "algorithm");
+  fmt::print("#{:>12} {:>12} {:>8} {:>6} {:>6} {:>10}{} {:>8} {:>8}\n", "(B)", "(elements)", "", "", "", "(us)", band_unit,
+             "(GB/s)", "(GB/s)");
+  std::vector<std::string> band_sources;
   double bus_sum = 0.0;
   for (const auto& r : rows) {
     if (o.explain && r.decision) print_explain(machine, problem, r);
-    fmt::print(" {:>12.0f} {:>12} {:>8} {:>6} {:>6} {:>10.2f} {:>8.2f} {:>8.2f}  {}/{}\n", r.size.count(), r.count,
-               o.dtype, redop, rooted ? problem.root : -1, r.outcome.time.us(), r.outcome.algbw_GBps,
+    std::string band_cols;
+    if (bands) {
+      const auto [lo, hi] = band_us(r);
+      band_cols = fmt::format(" {:>10.2f} {:>10.2f}", lo, hi);
+      const std::string source = bands->at(r.size.count()).source;
+      if (std::find(band_sources.begin(), band_sources.end(), source) == band_sources.end())
+        band_sources.push_back(source);
+    }
+    fmt::print(" {:>12.0f} {:>12} {:>8} {:>6} {:>6} {:>10.2f}{} {:>8.2f} {:>8.2f}  {}/{}\n", r.size.count(), r.count,
+               o.dtype, redop, rooted ? problem.root : -1, r.outcome.time.us(), band_cols, r.outcome.algbw_GBps,
                r.outcome.busbw_GBps, models::to_string(r.outcome.choice.algorithm),
                models::to_string(r.outcome.choice.protocol));
     if (!r.fidelity.empty() && r.measured)
@@ -240,6 +261,10 @@ void print_table(const CollOptions& o, const models::Machine& machine, const mod
     bus_sum += r.outcome.busbw_GBps;
   }
   fmt::print("# Avg bus bandwidth    : {:.3f} GB/s\n", rows.empty() ? 0.0 : bus_sum / rows.size());
+  if (bands) {
+    fmt::print("# time_lo..time_hi: where 8 in 10 measured times fell, on validation data like this run (docs/accuracy.md):\n");
+    for (const auto& s : band_sources) fmt::print("#   {}\n", s);
+  }
   const Row& last = rows.back();
   fmt::print("# At {}: {} ({}).\n", sim::format_size(last.size), models::to_string(last.outcome.choice.algorithm),
              last.outcome.shape);
@@ -251,11 +276,17 @@ void print_table(const CollOptions& o, const models::Machine& machine, const mod
 }
 
 void print_csv(const CollOptions& o, const std::vector<Row>& rows) {
-  fmt::print("size_bytes,count,dtype,algo,proto,time_us,algbw_GBps,busbw_GBps\n");
-  for (const auto& r : rows)
-    fmt::print("{:.0f},{},{},{},{},{:.3f},{:.3f},{:.3f}\n", r.size.count(), r.count, o.dtype,
+  fmt::print("size_bytes,count,dtype,algo,proto,time_us,algbw_GBps,busbw_GBps{}\n", bands ? ",time_us_lo,time_us_hi" : "");
+  for (const auto& r : rows) {
+    fmt::print("{:.0f},{},{},{},{},{:.3f},{:.3f},{:.3f}", r.size.count(), r.count, o.dtype,
                models::to_string(r.outcome.choice.algorithm), models::to_string(r.outcome.choice.protocol),
                r.outcome.time.us(), r.outcome.algbw_GBps, r.outcome.busbw_GBps);
+    if (bands) {
+      const auto [lo, hi] = band_us(r);
+      fmt::print(",{:.3f},{:.3f}", lo, hi);
+    }
+    fmt::print("\n");
+  }
 }
 
 void print_json(const CollOptions& o, const models::Machine& machine, const models::Problem& problem,
@@ -277,6 +308,12 @@ void print_json(const CollOptions& o, const models::Machine& machine, const mode
     row["proto"] = models::to_string(r.outcome.choice.protocol);
     row["channels"] = r.outcome.choice.channels;
     row["time_us"] = r.outcome.time.us();
+    if (bands) {
+      const auto [lo, hi] = band_us(r);
+      row["time_us_lo"] = lo;
+      row["time_us_hi"] = hi;
+      row["band_source"] = bands->at(r.size.count()).source;
+    }
     row["algbw_GBps"] = r.outcome.algbw_GBps;
     row["busbw_GBps"] = r.outcome.busbw_GBps;
     row["shape"] = r.outcome.shape;
@@ -356,6 +393,9 @@ int run_coll(const CollOptions& o) {
   if (n < 2 || n > static_cast<int>(gpus.size()))
     throw InputError(fmt::format("--gpus: expected 2..{} (the GPUs in {}), got {}", gpus.size(), o.topo, n));
   problem.ranks.assign(gpus.begin(), gpus.begin() + n);
+  std::optional<PredictionBands> band_table;
+  if (o.bands) band_table.emplace(input, problem.ranks, parse_p2p(o.p2p));
+  bands = band_table ? &*band_table : nullptr;
   const double align = splits_per_rank(*op) ? static_cast<double>(element) * n : element;
   const auto method = o.model == "analytic" ? models::Method::analytic : models::Method::simulate;
   std::vector<Row> rows;
@@ -442,6 +482,9 @@ void add_coll_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--trace", o->trace, "write a Chrome/Perfetto trace of the largest size to this file");
   cmd->add_option("--params", o->params, "model parameter file replacing the built-in models/params.yaml");
   cmd->add_option("--matrix", o->matrix, "all_to_all traffic matrix: n lines of n sizes (bytes rank i sends rank j)");
+  cmd->add_flag("--bands", o->bands,
+                "give each time an interval (time_lo, time_hi): where 8 in 10 measured times fell on validation data of "
+                "this hardware class and size region, or the overlay's held-out error (docs/accuracy.md)");
   cmd->add_option("--overlay", o->overlay, "calibration overlay (from `wiresim calibrate fit -o`) laid over the topology");
   cmd->add_option("--p2p", o->p2p, "on (default) or off: NCCL_P2P_DISABLE=1, GPUs exchange through host memory (SHM)");
   cmd->add_flag("--explain", o->explain, "print the tuner's candidates per size and the transport per rank pair");

@@ -2,6 +2,7 @@
 // form, or the back-of-the-envelope naive estimate beside the simulation).
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "sim/trace.h"
 #include "tools/commands.h"
 #include "tools/machine_input.h"
+#include "tools/step_bands.h"
 #include "topologies/builder.h"
 
 namespace wiresim::tools {
@@ -34,6 +36,7 @@ struct RunOptions {
   std::string overlay;
   std::string max_memory = "8GiB";
   std::string max_events = "2e9";
+  bool bands = false;
 };
 
 std::string layout_text(const scenarios::Layout& l) {
@@ -45,6 +48,8 @@ std::string layout_text(const scenarios::Layout& l) {
 
 // The calibration overlay this run is under (empty: none), named in every output.
 std::string overlay_note;
+// --bands: the interval of the step time (null: not asked for).
+const StepInterval* band = nullptr;
 
 nlohmann::ordered_json to_json(const scenarios::Scenario& s, const std::string& topo, const std::string& method,
                                const scenarios::StepResult& r) {
@@ -61,6 +66,11 @@ nlohmann::ordered_json to_json(const scenarios::Scenario& s, const std::string& 
                    {"gpus", s.layout.gpus()}};
   out["micro_batches"] = s.workload.micro_batches;
   out["step_time_ms"] = r.step.ms();
+  if (band) {
+    out["step_time_ms_lo"] = band->low_ms;
+    out["step_time_ms_hi"] = band->high_ms;
+    out["band_class"] = band->hw_class;
+  }
   out["comm_time_ms"] = r.comm.ms();
   out["exposed_comm_ms"] = r.exposed_comm.ms();
   out["compute_time_ms"] = r.compute.ms();
@@ -98,6 +108,9 @@ void print_table(const scenarios::Scenario& s, const std::string& topo, const st
   else
     fmt::print("# load of the weights from host memory; layout {}\n", layout_text(s.layout));
   fmt::print("{:<24} {:>12.3f} ms\n", "step time", r.step.ms());
+  if (band)
+    fmt::print("{:<24} {:>12.3f} .. {:.3f} ms   (8 in 10 on validation data of class {}; exposed communication scaled)\n",
+               "step time band", band->low_ms, band->high_ms, band->hw_class);
   fmt::print("{:<24} {:>12.3f} ms   (in flight on replica 0; exposed {:.3f} ms)\n", "communication", r.comm.ms(),
              r.exposed_comm.ms());
   fmt::print("{:<24} {:>12.3f} ms   (the step with communication free)\n", "compute", r.compute.ms());
@@ -132,6 +145,7 @@ int run(const RunOptions& o) {
   scenarios::Scenario s = scenarios::load_scenario(o.scenario);
   if (!o.topo.empty()) s.topology = o.topo;
   for (const auto& [k, v] : overrides) s.set[k] = v;
+  if (o.bands && o.method == "naive") throw InputError("--bands: not with --model naive (it is not the model the bands validate)");
   const MachineInput input = load_machine_input(s.topology, s.set, o.overlay, o.params);
   overlay_note = input.overlay;
   if (!overlay_note.empty() && o.format == "csv") fmt::print(stderr, "# overlay {}\n", overlay_note);
@@ -142,6 +156,9 @@ int run(const RunOptions& o) {
                                                : scenarios::StepMethod::simulate;
   const models::Limits limits{models::parse_max_memory(o.max_memory), models::parse_max_events(o.max_events)};
   const scenarios::StepResult r = scenarios::run_step(s, graph, params, method, limits);
+  std::optional<StepInterval> interval;
+  if (o.bands) interval = step_band(input, r);
+  band = interval ? &*interval : nullptr;
   std::unique_ptr<scenarios::StepResult> simulated;
   if (method == scenarios::StepMethod::naive)
     simulated = std::make_unique<scenarios::StepResult>(
@@ -151,10 +168,12 @@ int run(const RunOptions& o) {
     if (simulated) j["simulated_step_time_ms"] = simulated->step.ms();
     fmt::print("{}\n", j.dump(2));
   } else if (o.format == "csv") {
-    fmt::print("scenario,topology,gpus,tp,ep,pp,dp,method,step_time_ms,comm_time_ms,exposed_comm_ms,compute_time_ms,tokens_per_s\n");
-    fmt::print("{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f}\n", s.name, s.topology, s.layout.gpus(),
+    fmt::print("scenario,topology,gpus,tp,ep,pp,dp,method,step_time_ms,comm_time_ms,exposed_comm_ms,compute_time_ms,"
+               "tokens_per_s{}\n", band ? ",step_time_ms_lo,step_time_ms_hi" : "");
+    fmt::print("{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f}{}\n", s.name, s.topology, s.layout.gpus(),
                s.layout.tp, s.layout.ep, s.layout.pp, s.layout.dp, o.method, r.step.ms(), r.comm.ms(),
-               r.exposed_comm.ms(), r.compute.ms(), r.tokens_per_s);
+               r.exposed_comm.ms(), r.compute.ms(), r.tokens_per_s,
+               band ? fmt::format(",{:.6f},{:.6f}", band->low_ms, band->high_ms) : "");
   } else {
     print_table(s, s.topology, o.method, r, simulated.get());
   }
@@ -184,6 +203,8 @@ void add_run_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--trace", o->trace, "write a Chrome/Perfetto trace of the step to this file");
   cmd->add_option("--params", o->params, "model parameter file replacing the built-in one");
   cmd->add_option("--overlay", o->overlay, "calibration overlay (from `wiresim calibrate fit -o`) laid over the topology");
+  cmd->add_flag("--bands", o->bands,
+                "give the step time an interval: its collectives' error bands (coll --bands) applied to the exposed communication");
   cmd->add_option("--max-memory", o->max_memory, "refuse a step estimated to need more memory to simulate (default 8GiB)");
   cmd->add_option("--max-events", o->max_events, "refuse a step estimated to take more events (default 2e9)");
   cmd->callback([o, exit_code] { *exit_code = run(*o); });

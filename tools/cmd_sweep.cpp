@@ -24,6 +24,7 @@
 #include "scenarios/sweep.h"
 #include "tools/commands.h"
 #include "tools/machine_input.h"
+#include "tools/step_bands.h"
 #include "tools/mpi_sweep.h"
 #include "topologies/builder.h"
 
@@ -33,6 +34,7 @@ namespace {
 using input::InputError;
 
 struct SweepOptions {
+  bool bands = false;
   std::string topo;
   std::string model;
   std::vector<std::string> settings;
@@ -128,15 +130,21 @@ int sweep(const SweepOptions& o) {
   } else {
     rows = scenarios::run_sweep(spec, graph, input.params, threads, progress);
   }
+  // --bands: each layout's step interval (tools/step_bands.h).
+  std::vector<StepInterval> bands;
+  if (o.bands)
+    for (const auto& row : rows) bands.push_back(step_band(input, row.result));
   if (o.format == "csv") {
     fmt::print(
-        "rank,tp,ep,pp,dp,placement,micro_batches,step_time_ms,comm_time_ms,exposed_comm_ms,compute_time_ms,tokens_per_s\n");
+        "rank,tp,ep,pp,dp,placement,micro_batches,step_time_ms,comm_time_ms,exposed_comm_ms,compute_time_ms,tokens_per_s{}\n",
+        o.bands ? ",step_time_ms_lo,step_time_ms_hi" : "");
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto& l = rows[i].layout;
       const auto& r = rows[i].result;
-      fmt::print("{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f}\n", i + 1, l.tp, l.ep, l.pp, l.dp,
+      fmt::print("{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f}{}\n", i + 1, l.tp, l.ep, l.pp, l.dp,
                  l.placement == scenarios::Placement::pack ? "pack" : "spread", rows[i].micro_batches, r.step.ms(),
-                 r.comm.ms(), r.exposed_comm.ms(), r.compute.ms(), r.tokens_per_s);
+                 r.comm.ms(), r.exposed_comm.ms(), r.compute.ms(), r.tokens_per_s,
+                 o.bands ? fmt::format(",{:.6f},{:.6f}", bands[i].low_ms, bands[i].high_ms) : "");
     }
   } else if (o.format == "json") {
     nlohmann::ordered_json out;
@@ -148,13 +156,19 @@ int sweep(const SweepOptions& o) {
     out["micro_batches"] = o.micro_batches == "auto" ? nlohmann::ordered_json("auto")
                                                      : nlohmann::ordered_json(spec.workload.micro_batches);
     auto& arr = out["layouts"] = nlohmann::ordered_json::array();
-    for (const auto& row : rows) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& row = rows[i];
       const auto& l = row.layout;
       arr.push_back({{"tp", l.tp}, {"ep", l.ep}, {"pp", l.pp}, {"dp", l.dp},
                      {"placement", l.placement == scenarios::Placement::pack ? "pack" : "spread"},
                      {"micro_batches", row.micro_batches}, {"step_time_ms", row.result.step.ms()}, {"comm_time_ms", row.result.comm.ms()},
                      {"exposed_comm_ms", row.result.exposed_comm.ms()}, {"compute_time_ms", row.result.compute.ms()},
                      {"tokens_per_s", row.result.tokens_per_s}, {"explanation", row.explanation}});
+      if (o.bands) {
+        arr.back()["step_time_ms_lo"] = bands[i].low_ms;
+        arr.back()["step_time_ms_hi"] = bands[i].high_ms;
+        arr.back()["band_class"] = bands[i].hw_class;
+      }
     }
     fmt::print("{}\n", out.dump(2));
   } else {
@@ -171,11 +185,15 @@ int sweep(const SweepOptions& o) {
     fmt::print("# {}\n", spec.compute.enabled()
                               ? fmt::format("compute: roofline at {} and the GPU's memory bandwidth", o.peak_flops)
                               : std::string("no compute model: steps are communication only (give --peak-flops)"));
-    fmt::print("{:>4}  {:<24} {:>3} {:>12} {:>12} {:>12} {:>14}\n", "rank", "layout", "mb", "step (ms)", "comm (ms)",
-               "exposed (ms)", "tokens/s");
+    if (o.bands)
+      fmt::print("# step band: 8 in 10 on validation data of the layout's hardware class, applied to the exposed "
+                 "communication (docs/accuracy.md)\n");
+    fmt::print("{:>4}  {:<24} {:>3} {:>12}{} {:>12} {:>12} {:>14}\n", "rank", "layout", "mb", "step (ms)",
+               o.bands ? fmt::format(" {:>19}", "step band (ms)") : "", "comm (ms)", "exposed (ms)", "tokens/s");
     for (std::size_t i = 0; i < rows.size(); ++i)
-      fmt::print("{:>4}  {:<24} {:>3} {:>12.3f} {:>12.3f} {:>12.3f} {:>14.1f}\n", i + 1,
+      fmt::print("{:>4}  {:<24} {:>3} {:>12.3f}{} {:>12.3f} {:>12.3f} {:>14.1f}\n", i + 1,
                  scenarios::layout_name(rows[i].layout), rows[i].micro_batches, rows[i].result.step.ms(),
+                 o.bands ? fmt::format(" {:>19}", fmt::format("{:.3f}..{:.3f}", bands[i].low_ms, bands[i].high_ms)) : "",
                  rows[i].result.comm.ms(), rows[i].result.exposed_comm.ms(), rows[i].result.tokens_per_s);
     fmt::print("\n");
     for (std::size_t i = 0; i < std::min<std::size_t>(rows.size(), static_cast<std::size_t>(std::max(0, o.top))); ++i)
@@ -184,7 +202,9 @@ int sweep(const SweepOptions& o) {
   if (!o.report.empty()) {
     std::ofstream file(o.report);
     if (!file) throw InputError(o.report, 0, 0, "cannot write the report");
-    scenarios::write_sweep_report(file, spec, rows);
+    std::vector<std::pair<double, double>> report_bands;
+    for (const auto& b : bands) report_bands.emplace_back(b.low_ms, b.high_ms);
+    scenarios::write_sweep_report(file, spec, rows, o.bands ? &report_bands : nullptr);
   }
   return 0;
 }
@@ -210,6 +230,8 @@ void add_sweep_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--max-events", o->max_events, "refuse a layout whose step would take more events (default 2e9)");
   cmd->add_option("--objective", o->objective, "step_time (default), comm_time or tokens_per_s");
   cmd->add_option("--format", o->format, "table, csv or json");
+  cmd->add_flag("--bands", o->bands,
+                "give each layout's step time an interval: its collectives' error bands applied to the exposed communication");
   cmd->add_option("--report", o->report, "write a self-contained HTML report with SVG charts");
   cmd->add_option("--threads", o->threads, "worker threads (default: all cores); output does not depend on it");
   cmd->add_option("--top", o->top, "explain the best N layouts (default 3)");
