@@ -8,7 +8,8 @@
 
 namespace wiresim::models {
 
-std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap) {
+std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
+                                 const std::vector<double>& duty) {
   const Machine& m = b.machine();
   const double payload = b.protocol().payload;
   std::vector<std::uint32_t> offsets{0}, route_links;
@@ -26,6 +27,20 @@ std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& 
     if (m.staged(b.gpu(e.from), b.gpu(e.to))) edge_cap = std::min(edge_cap, m.arch().shm_bandwidth * payload);
     edge_cap = std::min(edge_cap, b.channel_cap(e.from, e.to));
     caps.push_back(edge_cap.is_unlimited() ? INFINITY : edge_cap.count() / payload);
+  }
+  if (duty.size() == edges.size()) {
+    // Expected concurrency on each link: capacity scaled by k / (1 + (k - 1) f).
+    std::vector<double> edges_on(capacity.size(), 0.0), duty_on(capacity.size(), 0.0);
+    for (std::size_t e = 0; e < edges.size(); ++e)
+      for (std::uint32_t i = offsets[e]; i < offsets[e + 1]; ++i) {
+        edges_on[route_links[i]] += 1.0;
+        duty_on[route_links[i]] += std::clamp(duty[e], 0.0, 1.0);
+      }
+    for (std::size_t l = 0; l < capacity.size(); ++l)
+      if (edges_on[l] > 1.0) {
+        const double mean = duty_on[l] / edges_on[l];
+        capacity[l] *= edges_on[l] / (1.0 + (edges_on[l] - 1.0) * mean);
+      }
   }
   std::vector<double> rates(edges.size());
   sim::MaxMinSolver solver;
@@ -85,12 +100,31 @@ double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vec
       edges.push_back({orders[r][p], orders[r][(p + 1) % n],
                        (flow_base + static_cast<std::uint32_t>(r)) * 1'000'003u + static_cast<std::uint32_t>(p)});
   }
-  const auto rates = shared_rates(b, edges, cap);
+  auto rates = shared_rates(b, edges, cap);
   const int n = static_cast<int>(orders.front().size());
   const int steps = op == Collective::all_reduce ? 2 * (n - 1) : n - 1;
   const int loops = chunk_count(block, chunk);
   std::vector<double> latency;
   for (const auto& e : edges) latency.push_back(b.step_latency(e.from, e.to).count());
+  // Rings that share links: each edge sends for c/r of a step and pauses for the rest (the
+  // per-send overhead, the step latency, the wait for its ring's slowest hop); the others on
+  // its links take that time (shared_rates' duty). A few rounds of the fixed point.
+  if (orders.size() > 1) {
+    const double c = block.count() / loops;
+    const double overhead = b.protocol().overhead.count();
+    for (int round = 0; round < 4; ++round) {
+      std::vector<double> duty(edges.size(), 1.0);
+      std::size_t first = 0;
+      for (const auto& order : orders) {
+        const std::size_t m = order.size();
+        double step = 0.0;
+        for (std::size_t e = first; e < first + m; ++e) step = std::max(step, overhead + c / rates[e] + latency[e]);
+        for (std::size_t e = first; e < first + m; ++e) duty[e] = (c / rates[e]) / step;
+        first += m;
+      }
+      rates = shared_rates(b, edges, cap, duty);
+    }
+  }
   const bool alike = std::all_of(rates.begin(), rates.end(), [&](double r) { return r == rates.front(); }) &&
                      std::all_of(latency.begin(), latency.end(), [&](double l) { return l == latency.front(); });
   const double work = static_cast<double>(loops) * steps * static_cast<double>(edges.size());

@@ -31,7 +31,14 @@ struct Edge {
 // Per-edge payload rate (B/s) when all `edges` are active at once: the max-min fair share of
 // the links (as the simulation's network gives it), each edge capped by `cap`, its own cap
 // and, where staged through host memory, the SHM rate.
-std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap);
+//
+// `duty`, when given (one per edge, in (0, 1]), is the share of the time each edge is sending:
+// edges that pause (per-send overhead, step latency, waiting for a slower hop) leave their
+// links to the others, as the simulation's network re-shares a link whenever a transfer on it
+// starts or ends. A link of k edges with mean duty f is then shared as if by 1 + (k − 1)·f
+// edges at once (the expected number sending while one of them sends), never by more than k.
+std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
+                                 const std::vector<double>& duty = {});
 
 // The ranks' NVSwitch ports: the slowest port link (payload B/s) and the longest up + down
 // wire latency (s), which bound NVLS and NVLSTree.
