@@ -42,7 +42,7 @@ bool is_extra_column(const std::string& name) {
 
 // "SOC" is the pre-2017 name of SYS; DCGM's "PSB" is a single on-board switch (PIX).
 std::optional<std::string> normalise_label(const std::string& s) {
-  static const std::regex nv("NV[0-9]+");
+  static const std::regex nv("NV[0-9]{1,3}");   // NV# counts bonded links (NV18 on H100); NV1234 is not a label
   if (s == "SOC") return "SYS";
   if (s == "PSB") return "PIX";
   if (s == "X" || s == "PIX" || s == "PXB" || s == "PHB" || s == "NODE" || s == "SYS" ||
@@ -118,8 +118,13 @@ TopoMatrix parse_topo_matrix(const std::string& text, const std::string& file) {
     }
     for (std::size_t e = 0; e + n + 1 < tokens.size() && e < extras.size(); ++e)
       if (extras[e] == "NUMA Affinity" && std::all_of(tokens[n + 1 + e].text.begin(),
-                                                      tokens[n + 1 + e].text.end(), ::isdigit))
-        m.numa[row] = std::stoi(std::string(tokens[n + 1 + e].text));
+                                                      tokens[n + 1 + e].text.end(), ::isdigit)) {
+        const Token& t = tokens[n + 1 + e];
+        if (t.text.size() > 6)
+          throw InputError(file, line, t.column, fmt::format(
+              "{}: NUMA Affinity '{}'; expected a NUMA node number (0 to 999999)", m.columns[row], t.text));
+        m.numa[row] = std::stoi(std::string(t.text));
+      }
   }
   for (std::size_t a = 0; a < n; ++a)
     for (std::size_t b = 0; b < a; ++b)

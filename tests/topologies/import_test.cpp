@@ -97,3 +97,19 @@ TEST_CASE("import options: the GPU model and per-label link rates") {
   CHECK_THROWS_AS(parse_link_override("PCI=25GB/s"), wiresim::sim::InputError);
   CHECK_THROWS_AS(parse_link_override("NV=25"), wiresim::sim::InputError);
 }
+
+TEST_CASE("import refuses numbers no matrix holds, at their place (fuzzer finds)") {
+  // A NUMA affinity past int range made std::stoi throw out_of_range, which no caller catches;
+  // an NV count likewise. Both are now one-line errors at file:line:column.
+  const std::string head = "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\n";
+  const std::string numa = head + "GPU0\t X \tNV2\t0-7\t0\nGPU1\tNV2\t X \t0-7\t022222222222222222222\n";
+  try {
+    parse_topo_matrix(numa, "m.txt");
+    FAIL("accepted a 21-digit NUMA node");
+  } catch (const wiresim::sim::InputError& e) {
+    CHECK(std::string(e.what()).find("m.txt:3:") != std::string::npos);
+    CHECK(std::string(e.what()).find("NUMA") != std::string::npos);
+  }
+  const std::string nv = head + "GPU0\t X \tNV99999999999\t0-7\t0\nGPU1\tNV99999999999\t X \t0-7\t0\n";
+  CHECK_THROWS_AS(parse_topo_matrix(nv, "m.txt"), wiresim::sim::InputError);
+}
