@@ -110,7 +110,6 @@ ErrorBands read_bands(const std::string& text, const std::string& origin) {
   const input::Value& classes = input::require(root, "classes", "");
   input::require_map(classes, "classes");
   ErrorBands out;
-  out.origin = origin;
   for (const auto& entry : classes.entries) {
     const std::string path = "classes." + entry.key;
     input::require_map(entry.value, path);

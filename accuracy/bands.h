@@ -50,7 +50,6 @@ struct ErrorBands {
     std::array<Band, 4> regions;  // by kBandRegions, then every size
   };
   std::map<std::string, ClassBands> classes;
-  std::string origin;             // the command and date that generated it
   // The band for `size` bytes on hardware of class `hw_class` (the pooled "any" band where the
   // class has none; its source says so). Throws only when there is no band at all.
   Band at(const std::string& hw_class, double size_bytes) const;

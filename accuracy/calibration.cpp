@@ -115,21 +115,6 @@ std::set<topo::Tier> tiers_crossed(const std::vector<Prepared>& sets, const mode
   return tiers;
 }
 
-FittedConstant time_parameter(std::string name, double hi, Region region, std::string why,
-                              std::function<sim::Seconds&(models::Params&)> field) {
-  FittedConstant c;
-  c.name = std::move(name);
-  c.unit = "us";
-  c.lo = 0.0;
-  c.hi = hi;
-  c.grid = 0.1;
-  c.region = region;
-  c.why = std::move(why);
-  c.set = [field](models::Params& p, double v) { field(p) = sim::Seconds{v * kUs}; };
-  c.get = [field](const models::Params& p) { return field(const_cast<models::Params&>(p)).count() / kUs; };
-  return c;
-}
-
 std::vector<FittedConstant> candidates(const std::string& arch, const std::set<topo::Tier>& tiers) {
   std::vector<FittedConstant> out;
   for (topo::Tier t : tiers) {
@@ -145,15 +130,15 @@ std::vector<FittedConstant> candidates(const std::string& arch, const std::set<t
     c.get = [arch, t](const models::Params& p) { return p.arch(arch).efficiency(t); };
     out.push_back(c);
   }
-  out.push_back(time_parameter("launch_overhead", 100.0, Region::floor, "per collective, beyond NCCL's tables",
+  out.push_back(time_constant("launch_overhead", 100.0, {}, Region::floor, "per collective, beyond NCCL's tables",
                                [arch](models::Params& p) -> sim::Seconds& { return arch_of(p, arch).launch_overhead; }));
-  out.push_back(time_parameter("host_launch", 20.0, Region::floor, "host time per collective per GPU a thread launches",
+  out.push_back(time_constant("host_launch", 20.0, {}, Region::floor, "host time per collective per GPU a thread launches",
                                [](models::Params& p) -> sim::Seconds& { return p.host_launch; }));
-  out.push_back(time_parameter(
-      "protocol_overhead.simple", 30.0, Region::ramp, "per Simple send",
+  out.push_back(time_constant(
+      "protocol_overhead.simple", 30.0, {}, Region::ramp, "per Simple send",
       [](models::Params& p) -> sim::Seconds& { return p.protocols[static_cast<int>(models::Protocol::simple)].overhead; }));
-  out.push_back(time_parameter(
-      "protocol_overhead.ll128", 30.0, Region::ramp, "per LL128 send",
+  out.push_back(time_constant(
+      "protocol_overhead.ll128", 30.0, {}, Region::ramp, "per LL128 send",
       [](models::Params& p) -> sim::Seconds& { return p.protocols[static_cast<int>(models::Protocol::ll128)].overhead; }));
   return out;
 }

@@ -29,22 +29,6 @@ const std::string kB200SendRecv = "b200_hgx8_sendrecv_vultr-poc.csv";
 
 models::ArchParams& arch(models::Params& p, const std::string& name) { return p.architectures.at(name); }
 
-FittedConstant time_constant(std::string name, double hi, std::vector<std::string> sets, Region region, std::string why,
-                             std::function<sim::Seconds&(models::Params&)> field) {
-  FittedConstant c;
-  c.name = std::move(name);
-  c.unit = "us";
-  c.lo = 0.0;
-  c.hi = hi;
-  c.grid = 0.1;
-  c.prior = 0.0;
-  c.datasets = std::move(sets);
-  c.region = region;
-  c.why = std::move(why);
-  c.set = [field](models::Params& p, double v) { field(p) = sim::Seconds{v * kUs}; };
-  c.get = [field](const models::Params& p) { return field(const_cast<models::Params&>(p)).count() / kUs; };
-  return c;
-}
 
 // SHM through host memory; 0 (the prior) means no cap beyond the PCIe path itself.
 FittedConstant shm_constant(std::string name, std::vector<std::string> archs, std::string set, std::string why) {
@@ -196,6 +180,23 @@ double evaluate(const std::vector<const Prepared*>& sets, Region region, const m
 }
 
 }  // namespace
+
+FittedConstant time_constant(std::string name, double hi, std::vector<std::string> sets, Region region, std::string why,
+                             std::function<sim::Seconds&(models::Params&)> field) {
+  FittedConstant c;
+  c.name = std::move(name);
+  c.unit = "us";
+  c.lo = 0.0;
+  c.hi = hi;
+  c.grid = 0.1;
+  c.prior = 0.0;
+  c.datasets = std::move(sets);
+  c.region = region;
+  c.why = std::move(why);
+  c.set = [field](models::Params& p, double v) { field(p) = sim::Seconds{v * kUs}; };
+  c.get = [field](const models::Params& p) { return field(const_cast<models::Params&>(p)).count() / kUs; };
+  return c;
+}
 
 double constant_objective(const FittedConstant& c, const std::vector<const Prepared*>& sets,
                           const models::Params& params, models::Method method, Loss loss) {

@@ -39,6 +39,10 @@ struct FittedConstant {
   std::function<double(const models::Params&)> get;
 };
 const std::vector<FittedConstant>& fitted_constants();
+// A time constant in microseconds on a 0.1 us grid over [0, hi], prior 0 (no overhead), fitted on
+// `sets` (empty: the caller's data) in `region`, read and written through `field`.
+FittedConstant time_constant(std::string name, double hi, std::vector<std::string> sets, Region region, std::string why,
+                             std::function<sim::Seconds&(models::Params&)> field);
 
 // How a data set's errors in a region add up to its share of the objective: the median |error|
 // (robust; what the [F] constants are fitted with), or the mean |error| with each error capped
