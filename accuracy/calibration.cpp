@@ -300,6 +300,11 @@ ModelFit fit_model(const std::vector<accuracy::Prepared>& sets, int hold_out, mo
 }
 
 void apply_parameters(models::Params& params, const Overlay& overlay) {
+  // A tier the overlay measured carries a measured rate: scaling it by the link efficiency
+  // as well would count the protocol overhead twice.
+  for (const auto& [tier, t] : overlay.tiers)
+    if (t.bandwidth || t.efficiency)
+      for (auto& [name, arch] : params.architectures) arch.link_efficiency[tier] = 1.0;
   if (!overlay.parameters) return;
   const ParameterOverlay& p = *overlay.parameters;
   models::ArchParams& a = arch_of(params, p.architecture);

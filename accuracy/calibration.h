@@ -73,7 +73,9 @@ ModelFit fit_model(const std::vector<std::string>& logs, const ModelFitOptions& 
 ModelFit fit_model(const std::vector<accuracy::Prepared>& sets, int hold_out, models::Method method,
                    const models::Params& start);
 
-// The built-in parameters with an overlay's `parameters` applied (for its architecture only).
+// What an overlay does to the parameters: the tiers it measured get link efficiency 1 (their
+// rate is measured), then its `parameters` apply (for their architecture only). The graph
+// side is calibrate::apply_overlay.
 void apply_parameters(models::Params& params, const Overlay& overlay);
 
 }  // namespace wiresim::accuracy

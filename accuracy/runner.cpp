@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "models/machine.h"
-#include "models/tuner.h"
+#include "models/predict.h"
 #include "sim/input_error.h"
 
 namespace wiresim::accuracy {
@@ -64,7 +64,7 @@ std::vector<Prepared> prepare(const std::vector<std::string>& files, const std::
   return out;
 }
 
-Result run(const Prepared& set, const models::Params& params, models::Method method) {
+Result run(const Prepared& set, const models::Params& params, models::Method method, const models::Limits& limits) {
   Result r;
   r.name = set.name;
   r.map = set.map;
@@ -79,6 +79,7 @@ Result run(const Prepared& set, const models::Params& params, models::Method met
     const models::Machine machine(*set.graph, params, m.p2p);
     models::Problem problem;
     problem.op = *op;
+    problem.limits = limits;
     problem.ranks = pick_ranks(*set.graph, m);
     problem.gpus_per_thread = m.gpus_per_thread.value_or(set.data.gpus_per_thread);
     r.gpus = static_cast<int>(problem.ranks.size());
@@ -101,8 +102,14 @@ Result run(const Prepared& set, const models::Params& params, models::Method met
       // Float elements, as every shipped data set ran (nccl-tests' default type).
       problem.size = models::nccl_tests_size(*op, sim::Bytes{p.size}, 4, r.gpus);
       if (problem.size.count() <= 0.0) problem.size = sim::Bytes{p.size};
-      const auto decision = models::tune(machine, problem, tuner);
-      const auto out = models::run_collective(machine, problem, decision.best, method);
+      // Every point at full detail (aggregation 1): the error is the model's own.
+      models::PredictOptions options;
+      options.tuner = tuner;
+      options.method = method;
+      options.aggregation = 1;
+      const models::Prediction prediction = models::predict(machine, problem, options);
+      const models::Decision& decision = prediction.decision;
+      const models::Outcome& out = prediction.outcome;
       p.measured_busbw = p.size / (p.measured_us * 1e-6) / 1e9 * factor;
       p.predicted_us = out.time.us();
       p.predicted_busbw = out.busbw_GBps;

@@ -57,6 +57,6 @@ std::vector<std::string> data_files(const std::vector<std::string>& paths);
 // with a one-line reason.
 std::vector<Prepared> prepare(const std::vector<std::string>& files, const std::map<std::string, Mapping>& map,
                               const std::string& map_path);
-Result run(const Prepared& set, const models::Params& params, models::Method method);
+Result run(const Prepared& set, const models::Params& params, models::Method method, const models::Limits& limits = {});
 
 }  // namespace wiresim::accuracy

@@ -28,7 +28,7 @@ Outcome run_collective(const Machine& machine, const Problem& problem, const Cho
     for (sim::LinkId l = 0; l < d.run.links.size(); ++l) {
       const auto& stats = d.run.links[l];
       if (stats.carried.count() <= 0.0 || span <= 0.0) continue;
-      out.hottest.push_back({l, stats.carried.count() / (machine.links()[l].capacity.count() * span), stats.carried});
+      out.hottest.push_back({l, stats.utilisation, stats.carried});
     }
     std::stable_sort(out.hottest.begin(), out.hottest.end(),
                      [](const auto& a, const auto& b) { return a.utilisation > b.utilisation; });

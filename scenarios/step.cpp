@@ -7,10 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "models/alpha_beta.h"
 #include "models/limits.h"
-#include "models/plan.h"
-#include "models/tuner.h"
+#include "scenarios/comm_cost.h"
 #include "scenarios/sweep.h"
 #include "sim/input_error.h"
 
@@ -20,13 +18,6 @@ namespace {
 using sim::NodeId;
 constexpr NodeId kNone = models::kNoNode;
 
-// A collective expanded once and appended wherever the step needs it.
-struct Part {
-  sim::TransferDag dag;               // simulate: the plan; otherwise one delay node
-  std::vector<NodeId> sinks;          // nodes with no successors
-  std::string algorithm;
-};
-
 struct Instance {
   std::string kind;
   int replica;
@@ -34,19 +25,18 @@ struct Instance {
   NodeId done;
 };
 
+// Builds a step's DAG: compute kernels on GPUs, and communication as the CommCost strategy
+// it is given makes it (scenarios/comm_cost.h), spliced in where the step needs it.
 class StepBuilder {
  public:
   // Processor ids: GPUs are their index; communicators from kCommunicatorBase up.
   static constexpr std::uint32_t kCommunicatorBase = 1u << 30;
 
-  // free_comm: every collective and send takes no time (the compute-bound step).
-  // count_only: collectives are not expanded, only their plans' sizes estimated
-  // (estimated_nodes()), so that a step too big to simulate is refused before it is built.
-  StepBuilder(const models::Machine& machine, StepMethod method, const Scenario& s, bool free_comm = false,
-              bool count_only = false)
-      : machine_(machine), method_(method), scenario_(s), free_comm_(free_comm), count_only_(count_only) {}
+  StepBuilder(const models::Machine& machine, const CommCost& cost, const Scenario& s)
+      : machine_(machine), cost_(cost), scenario_(s) {}
 
-  double estimated_nodes() const { return estimated_nodes_ + static_cast<double>(dag_.size()); }
+  // The DAG's nodes, counting what CountingComm's fragments stand for.
+  double estimated_nodes() const { return stands_for_ + static_cast<double>(dag_.size()); }
 
   // A zero-time marker on `track` after `after` (a join, a handover).
   NodeId mark(const std::vector<NodeId>& after, std::uint32_t track) {
@@ -82,35 +72,14 @@ class StepBuilder {
   NodeId collective(const std::string& kind, int replica, int micro_batch, models::Collective op, sim::Bytes size,
                     const std::vector<int>& gpus, const std::vector<NodeId>& after,
                     const std::vector<double>& matrix = {}) {
-    if (free_comm_) return mark(after, static_cast<std::uint32_t>(gpus.front()));
     models::Problem problem;
     problem.op = op;
     problem.size = size;
     for (int g : gpus) problem.ranks.push_back(machine_.graph().gpus()[g]);
     problem.matrix = matrix;
-    if (count_only_) {
-      estimated_nodes_ += estimate_for(kind, problem);
-      return mark(after, static_cast<std::uint32_t>(gpus.front()));
-    }
-    const Part& part = part_for(kind, problem);
-    const NodeId offset = static_cast<NodeId>(dag_.size());
-    for (NodeId i = 0; i < part.dag.size(); ++i) {
-      const auto& node = part.dag.node(i);
-      const auto label = dag_.intern_label(part.dag.labels()[node.label]);
-      const std::uint32_t track = static_cast<std::uint32_t>(gpus[std::min<std::size_t>(node.track, gpus.size() - 1)]);
-      if (node.kind == sim::NodeKind::delay) {
-        dag_.add_delay(node.latency, label, track);
-      } else {
-        const std::uint32_t peer = static_cast<std::uint32_t>(gpus[std::min<std::size_t>(node.peer, gpus.size() - 1)]);
-        dag_.add_transfer(part.dag.links(i), node.bytes,
-                          part.dag.latency_is_explicit(i) ? std::optional<sim::Seconds>(node.latency) : std::nullopt,
-                          node.rate_cap, label, track, peer);
-      }
-    }
-    for (NodeId i = 0; i < part.dag.size(); ++i)
-      for (NodeId s : part.dag.successors(i)) dag_.add_dependency(offset + i, offset + s);
-    for (NodeId a : after)
-      if (a != kNone) dag_.add_dependency(a, offset);   // node 0 of every part is its launch
+    const Cached& part = part_for(kind, problem);
+    if (part.part.dag.size() == 0) return nothing(part.part, after, gpus.front());
+    const NodeId offset = splice(part.part, gpus, after);
     const NodeId done = dag_.add_delay(sim::Seconds{0.0}, dag_.intern_label(kind + " done"),
                                        static_cast<std::uint32_t>(gpus.front()));
     for (NodeId s : part.sinks) dag_.add_dependency(offset + s, done);
@@ -118,17 +87,25 @@ class StepBuilder {
     dag_.set_processor(offset, kCommunicatorBase + static_cast<std::uint32_t>(comm),
                        static_cast<std::uint32_t>(micro_batch), done);
     instances_.push_back({kind, replica, offset, done});
-    auto& stats = by_collective_[kind];
-    ++stats.count;
-    stats.bytes += size;
-    stats.algorithm = part.algorithm;
+    count(kind, size, part.part.algorithm);
     return done;
   }
 
-  // One point-to-point send (a pipeline-stage handover).
+  // One point-to-point send (a pipeline-stage handover, a KV cache shipment).
   NodeId send(int from, int to, sim::Bytes bytes, NodeId after, const std::string& kind = "pp_send_recv") {
-    if (free_comm_) return mark({after}, static_cast<std::uint32_t>(from));
-    return collective_p2p(from, to, bytes, after, kind);
+    const auto& gpus = machine_.graph().gpus();
+    const CommPart part = cost_.send(machine_, gpus[from], gpus[to], bytes, kind);
+    if (part.dag.size() == 0) return nothing(part, {after}, from);
+    count(kind, bytes, part.algorithm);
+    return end_of(part, splice(part, {from, to}, {after}), from);
+  }
+
+  // A copy from host memory (device `host`) to GPU `gpu` (an index into graph.gpus()).
+  NodeId copy(topo::DeviceId host, int gpu, sim::Bytes bytes, const std::string& kind, const std::string& label) {
+    const CommPart part = cost_.copy(machine_, host, machine_.graph().gpus()[gpu], bytes, label);
+    if (part.dag.size() == 0) return nothing(part, {}, gpu);
+    count(kind, bytes, part.algorithm);
+    return end_of(part, splice(part, {gpu}, {}), gpu);
   }
 
   // A handover of several sends counts once, from its first send to its last arrival.
@@ -136,11 +113,18 @@ class StepBuilder {
     instances_.push_back({kind, replica, first, done});
   }
   sim::TransferDag& dag() { return dag_; }
+  const topo::LinkGraph& graph() const { return machine_.graph(); }
   const std::vector<Instance>& instances() const { return instances_; }
   std::map<std::string, CollectiveStats>& by_collective() { return by_collective_; }
-  const std::string& note() const { return note_; }
+  // Every distinct note the fragments carried (naive: how each wire was quoted), in order.
+  std::string note() const { return fmt::format("{}", fmt::join(notes_, "; ")); }
 
  private:
+  struct Cached {
+    CommPart part;
+    std::vector<NodeId> sinks;   // the part's nodes with no successors
+  };
+
   models::TunerOptions options_for(const std::string& kind) const {
     models::TunerOptions options;
     if (kind == "tp_all_reduce") {
@@ -150,104 +134,64 @@ class StepBuilder {
     return options;
   }
 
-  // Collectives with the same operation, size, ranks and matrix share a plan (and its estimate).
-  using PlanKey = std::tuple<int, double, std::vector<topo::DeviceId>, std::vector<double>>;
-  static PlanKey key_of(const models::Problem& p) {
-    return {static_cast<int>(p.op), p.size.count(), p.ranks, p.matrix};
-  }
+  // Collectives of one kind with the same operation, size, ranks and matrix share a fragment.
+  using PlanKey = std::tuple<std::string, int, double, std::vector<topo::DeviceId>, std::vector<double>>;
 
-  double estimate_for(const std::string& kind, const models::Problem& problem) {
-    const PlanKey key = key_of(problem);
-    auto it = estimates_.find(key);
-    if (it != estimates_.end()) return it->second;
-    const models::Decision d = models::tune(machine_, problem, options_for(kind));
-    return estimates_.emplace(key, models::estimate_plan(machine_, problem, d.best).nodes).first->second;
-  }
-
-  const Part& part_for(const std::string& kind, const models::Problem& problem) {
-    const PlanKey key = key_of(problem);
+  const Cached& part_for(const std::string& kind, const models::Problem& problem) {
+    PlanKey key{kind, static_cast<int>(problem.op), problem.size.count(), problem.ranks, problem.matrix};
     auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
-    const models::Decision d = models::tune(machine_, problem, options_for(kind));
-    Part part;
-    part.algorithm = fmt::format("{}/{}", models::to_string(d.best.algorithm), models::to_string(d.best.protocol));
-    if (method_ == StepMethod::simulate) {
-      part.dag = models::expand(machine_, problem, d.best).dag;
-    } else {
-      const sim::Seconds t = method_ == StepMethod::analytic ? models::estimate(machine_, problem, d.best).time
-                                                             : naive_time(problem);
-      part.dag.add_delay(t, part.dag.intern_label(kind), 0);
-      if (method_ == StepMethod::naive) part.algorithm = "naive";
-    }
-    for (NodeId i = 0; i < part.dag.size(); ++i)
-      if (part.dag.successors(i).empty()) part.sinks.push_back(i);
-    return cache_.emplace(key, std::move(part)).first->second;
+    Cached c{cost_.collective(machine_, problem, options_for(kind), kind), {}};
+    for (NodeId i = 0; i < c.part.dag.size(); ++i)
+      if (c.part.dag.successors(i).empty()) c.sinks.push_back(i);
+    return cache_.emplace(std::move(key), std::move(c)).first->second;
   }
 
-  NodeId collective_p2p(int from, int to, sim::Bytes bytes, NodeId after, const std::string& kind) {
-    const auto& gpus = machine_.graph().gpus();
-    const auto route = machine_.route(gpus[from], gpus[to]);
-    const auto cls = machine_.tier_class(route);
-    const sim::Seconds step = machine_.params().step_latency(models::Algorithm::ring, models::Protocol::simple, cls);
-    NodeId t;
-    if (method_ == StepMethod::simulate) {
-      t = dag_.add_transfer(route, bytes, std::max(step, machine_.wire_latency(route)), sim::BytesPerSec::unlimited(),
-                            dag_.intern_label(kind), static_cast<std::uint32_t>(from),
-                            static_cast<std::uint32_t>(to));
-    } else {
-      models::Problem p;
-      p.size = bytes;
-      p.ranks = {gpus[from], gpus[to]};
-      const sim::Seconds d = method_ == StepMethod::naive ? naive_time_of(bytes, p.ranks)
-                                                          : step + bytes / machine_.rate(route);
-      t = dag_.add_delay(d, dag_.intern_label(kind), static_cast<std::uint32_t>(from));
-    }
-    if (after != kNone) dag_.add_dependency(after, t);
+  // The fragment appended on the GPUs `gpus` (its tracks), its launch after `after`.
+  NodeId splice(const CommPart& part, const std::vector<int>& gpus, const std::vector<NodeId>& after) {
+    std::vector<std::uint32_t> tracks(gpus.begin(), gpus.end());
+    const NodeId offset = dag_.append(part.dag, tracks);
+    for (NodeId a : after)
+      if (a != kNone) dag_.add_dependency(a, offset);
+    stands_for_ += part.stands_for;
+    if (!part.note.empty() && std::find(notes_.begin(), notes_.end(), part.note) == notes_.end())
+      notes_.push_back(part.note);
+    return offset;
+  }
+
+  // An empty fragment (no communication: FreeComm, CountingComm) is a join of `after`: no
+  // communicator, no instance, only what it stands for counted.
+  NodeId nothing(const CommPart& part, const std::vector<NodeId>& after, int track) {
+    stands_for_ += part.stands_for;
+    return mark(after, static_cast<std::uint32_t>(track));
+  }
+
+  // The node that ends a spliced fragment: its only node, or a join of its sinks.
+  NodeId end_of(const CommPart& part, NodeId offset, int track) {
+    if (part.dag.size() == 1) return offset;
+    const NodeId join = mark({}, static_cast<std::uint32_t>(track));
+    for (NodeId i = 0; i < part.dag.size(); ++i)
+      if (part.dag.successors(i).empty()) dag_.add_dependency(offset + i, join);
+    return join;
+  }
+
+  void count(const std::string& kind, sim::Bytes bytes, const std::string& algorithm) {
     auto& stats = by_collective_[kind];
     ++stats.count;
     stats.bytes += bytes;
-    stats.algorithm = "send/recv";
-    return t;
-  }
-
-  // Back-of-the-envelope: the bytes a textbook says move (an all_reduce moves about twice
-  // its buffer) over the bandwidth a spec sheet quotes for the wire between the first two
-  // ranks — bidirectional for NVLink (as NVIDIA quotes it), per direction for PCIe and NICs.
-  sim::Seconds naive_time(const models::Problem& p) {
-    const double traffic = p.op == models::Collective::all_reduce ? 2.0 * p.size.count() : p.size.count();
-    return naive_time_of(sim::Bytes{traffic}, p.ranks);
-  }
-  sim::Seconds naive_time_of(sim::Bytes traffic, const std::vector<topo::DeviceId>& ranks) {
-    const auto route = machine_.route(ranks[0], ranks[1]);
-    double raw = INFINITY;
-    topo::Tier tier = topo::Tier::nvlink;
-    for (auto l : route) {
-      const auto& link = machine_.graph().link(l);
-      if (link.bandwidth.count() < raw) {
-        raw = link.bandwidth.count();
-        tier = link.tier;
-      }
-    }
-    const bool bidirectional = models::tier_class(tier) == models::TierClass::nvlink;
-    const double quoted = bidirectional ? 2.0 * raw : raw;
-    note_ = fmt::format("naive: traffic / {:.0f} GB/s, the {} figure a spec sheet quotes for {} ({:.0f} GB/s per direction)",
-                        quoted / 1e9, bidirectional ? "bidirectional" : "per-direction", topo::to_string(tier), raw / 1e9);
-    return sim::Bytes{traffic} / sim::BytesPerSec{quoted};
+    stats.algorithm = algorithm;
   }
 
   const models::Machine& machine_;
-  StepMethod method_;
+  const CommCost& cost_;
   const Scenario& scenario_;
-  bool free_comm_;
-  bool count_only_;
-  double estimated_nodes_ = 0.0;
+  double stands_for_ = 0.0;
   sim::TransferDag dag_;
-  std::map<PlanKey, Part> cache_;
-  std::map<PlanKey, double> estimates_;
+  std::map<PlanKey, Cached> cache_;
   std::map<std::pair<std::string, std::vector<int>>, std::size_t> communicators_;
   std::vector<Instance> instances_;
   std::map<std::string, CollectiveStats> by_collective_;
-  std::string note_;
+  std::vector<std::string> notes_;
 };
 
 // Per-layer compute per rank: given, or a roofline (FLOPs at peak vs bytes at HBM speed).
@@ -307,17 +251,15 @@ std::vector<double> dispatch_matrix(const ModelShape& m, int ep, double per_rank
 
 // Model load: every GPU copies its share of the weights from the host memory of its own
 // socket, all at once; the step ends with the last copy.
-StepResult run_load(const Scenario& s, const topo::LinkGraph& graph, const models::Machine& machine,
-                    StepMethod method, StepResult result) {
+void build_load(StepBuilder& b, const Scenario& s, const topo::LinkGraph& graph, const std::vector<int>& gpu_of_rank) {
   const int n = s.layout.gpus();
   const sim::Bytes total = s.workload.bytes.count() > 0.0 ? s.workload.bytes
                                                            : weight_bytes_per_gpu(s.model, s.layout) * n;
   const sim::Bytes share = total / static_cast<double>(n);
-  sim::TransferDag dag;
-  const auto label = dag.intern_label("weights host->gpu");
-  std::string note;
+  const NodeId loaded = b.mark({}, static_cast<std::uint32_t>(gpu_of_rank.front()));
+  NodeId first = kNone;
   for (int r = 0; r < n; ++r) {
-    const auto gpu = graph.gpus()[result.gpu_of_rank[r]];
+    const auto gpu = graph.gpus()[gpu_of_rank[r]];
     const auto& g = graph.device(gpu);
     std::optional<topo::DeviceId> host;
     for (topo::DeviceId d = 0; d < graph.device_count() && !host; ++d) {
@@ -325,37 +267,11 @@ StepResult run_load(const Scenario& s, const topo::LinkGraph& graph, const model
       if (dev.kind == topo::DeviceKind::cpu && dev.node == g.node && (dev.socket == g.socket || g.socket < 0)) host = d;
     }
     if (!host) throw sim::InputError(fmt::format("load: {} has no host CPU in {}", g.name, graph.source));
-    const auto route = machine.route(*host, gpu);
-    if (method == StepMethod::simulate) {
-      dag.add_transfer(route, share, std::nullopt, sim::BytesPerSec::unlimited(), label,
-                       static_cast<std::uint32_t>(result.gpu_of_rank[r]));
-    } else {
-      double raw = INFINITY;
-      for (auto l : route) raw = std::min(raw, (method == StepMethod::naive ? graph.link(l).bandwidth
-                                                                            : machine.links()[l].capacity).count());
-      dag.add_delay(machine.wire_latency(route) + share / sim::BytesPerSec{raw}, label,
-                    static_cast<std::uint32_t>(result.gpu_of_rank[r]));
-      if (method == StepMethod::naive)
-        note = fmt::format("naive: each GPU's share over its host link's quoted {:.0f} GB/s per direction", raw / 1e9);
-    }
+    const NodeId copied = b.copy(*host, gpu_of_rank[r], share, "weight_load", "weights host->gpu");
+    if (first == kNone) first = copied;
+    b.dag().add_dependency(copied, loaded);
   }
-  result.run = sim::run_dag(machine.links(), dag);
-  result.step = result.comm = result.exposed_comm = result.run.makespan;
-  auto& stats = result.by_collective["weight_load"];
-  stats.count = n;
-  stats.bytes = total;
-  stats.time = result.step;
-  stats.algorithm = "host copy";
-  for (sim::LinkId id = 0; id < result.run.links.size(); ++id)
-    if (result.run.links[id].carried.count() > 0.0) {
-      auto& tier = result.by_tier[std::string(topo::to_string(graph.link(id).tier))];
-      tier.bytes += result.run.links[id].carried;
-      tier.busy += result.run.links[id].busy;
-    }
-  result.per_token_latency = result.step;
-  result.note = note;
-  result.dag = std::move(dag);
-  return result;
+  b.record("weight_load", 0, first, loaded);
 }
 
 }  // namespace
@@ -506,15 +422,56 @@ void build_step(StepBuilder& b, const Scenario& s, const std::vector<int>& gpu_o
 
 }  // namespace
 
-StepResult run_step(const Scenario& s, const topo::LinkGraph& graph, const models::Params& params, StepMethod method,
+namespace {
+
+// What a run of the step's DAG says, in the step's terms: per tier the bytes and link busy
+// time, every link's utilisation over the step (busiest first) and the five busiest.
+void summarise_links(const models::Machine& machine, const sim::RunResult& run, StepResult& result) {
+  const topo::LinkGraph& graph = machine.graph();
+  for (sim::LinkId id = 0; id < run.links.size(); ++id) {
+    const auto& ls = run.links[id];
+    if (ls.carried.count() <= 0.0) continue;
+    auto& tier = result.by_tier[std::string(topo::to_string(graph.link(id).tier))];
+    tier.bytes += ls.carried;
+    tier.busy += ls.busy;
+    if (result.step.count() > 0.0) result.utilisation.push_back({graph.link_name(id), ls.utilisation});
+  }
+  std::stable_sort(result.utilisation.begin(), result.utilisation.end(),
+                   [](const auto& a, const auto& c) { return a.utilisation > c.utilisation; });
+  if (result.utilisation.size() > 256) result.utilisation.resize(256);
+  result.busiest.assign(result.utilisation.begin(),
+                        result.utilisation.begin() + std::min<std::size_t>(5, result.utilisation.size()));
+}
+
+// Mean over the layout's GPUs of the share of the step their kernels ran: compute kernels
+// are the nodes bound to a GPU's processor, each from its start (when it got the GPU) to its end.
+double compute_utilisation(const sim::TransferDag& dag, const sim::RunResult& run, const std::vector<int>& gpu_of_rank) {
+  std::map<std::uint32_t, double> busy;
+  for (NodeId id = 0; id < dag.size(); ++id) {
+    const auto bound = dag.binding(id).processor;
+    if (bound < StepBuilder::kCommunicatorBase) busy[bound] += (run.nodes[id].end - run.nodes[id].start).count();
+  }
+  double sum = 0.0;
+  for (int g : gpu_of_rank) sum += busy[static_cast<std::uint32_t>(g)];
+  if (run.makespan.count() <= 0.0 || gpu_of_rank.empty()) return 0.0;
+  return sum / (run.makespan.count() * static_cast<double>(gpu_of_rank.size()));
+}
+
+void build(StepBuilder& b, const Scenario& s, const std::vector<int>& gpu_of_rank) {
+  if (s.workload.phase == Phase::load) build_load(b, s, b.graph(), gpu_of_rank);
+  else build_step(b, s, gpu_of_rank);
+}
+
+}  // namespace
+
+StepResult run_step(const Scenario& s, const models::Machine& machine, const CommCost& cost,
                     const models::Limits& limits) {
+  const topo::LinkGraph& graph = machine.graph();
   const int gpus = static_cast<int>(graph.gpus().size());
   if (auto why = layout_problem(s.model, s.layout, gpus))
     throw sim::InputError(s.file, 0, 0, fmt::format("layout: {} (topology {})", *why, graph.source));
-  const models::Machine machine(graph, params);
   StepResult result;
   result.gpu_of_rank = place_ranks(s.layout, graph);
-  if (s.workload.phase == Phase::load) return run_load(s, graph, machine, method, std::move(result));
   const Layout& l = s.layout;
   const int kv_target = s.workload.decode_offset > 0 ? s.workload.decode_offset : -1;
   if (kv_target >= 0 && kv_target + l.gpus() > static_cast<int>(graph.gpus().size()))
@@ -523,10 +480,11 @@ StepResult run_step(const Scenario& s, const topo::LinkGraph& graph, const model
                                       kv_target, kv_target + l.gpus() - 1, graph.gpus().size(), graph.source));
   if (kv_target >= 0 && l.placement != Placement::pack)
     throw sim::InputError(s.file, 0, 0, "workload.disaggregation: needs placement pack (decode GPUs are shifted ranks)");
-  if (method == StepMethod::simulate) {
+  if (cost.expands()) {
     // Refused up front, with the estimate and the limit, rather than killed for memory.
-    StepBuilder counter(machine, method, s, false, true);
-    build_step(counter, s, result.gpu_of_rank);
+    const CountingComm counting(cost);
+    StepBuilder counter(machine, counting, s);
+    build(counter, s, result.gpu_of_rank);
     const double nodes = counter.estimated_nodes();
     const sim::Bytes memory{nodes * models::kBytesPerNode};
     if (memory > limits.max_memory || 2.0 * nodes > limits.max_events)
@@ -539,31 +497,17 @@ StepResult run_step(const Scenario& s, const topo::LinkGraph& graph, const model
                       nodes, sim::format_size(memory), 2.0 * nodes, sim::format_size(limits.max_memory),
                       limits.max_events));
   }
-  StepBuilder b(machine, method, s);
-  build_step(b, s, result.gpu_of_rank);
+  StepBuilder b(machine, cost, s);
+  build(b, s, result.gpu_of_rank);
   // The same step with communication free: what compute alone takes (with its pipeline
   // bubbles and micro-batch interleaving); what the real step takes beyond it is exposed.
-  StepBuilder compute_only(machine, method, s, true);
-  build_step(compute_only, s, result.gpu_of_rank);
-  const double tokens = s.workload.phase == Phase::prefill ? static_cast<double>(s.workload.tokens)
-                                                           : static_cast<double>(s.workload.batch);
+  const FreeComm free;
+  StepBuilder compute_only(machine, free, s);
+  build(compute_only, s, result.gpu_of_rank);
   sim::RunResult run = sim::run_dag(machine.links(), b.dag());
   result.step = run.makespan;
   result.compute = sim::run_dag(machine.links(), compute_only.dag()).makespan;
-  {
-    // Compute kernels are the nodes bound to a GPU's processor; each ran from its start
-    // (when it got the GPU) to its end.
-    std::map<std::uint32_t, double> busy;
-    const sim::TransferDag& dag = b.dag();
-    for (NodeId id = 0; id < dag.size(); ++id) {
-      const auto bound = dag.binding(id).processor;
-      if (bound < StepBuilder::kCommunicatorBase) busy[bound] += (run.nodes[id].end - run.nodes[id].start).count();
-    }
-    double sum = 0.0;
-    for (int g : result.gpu_of_rank) sum += busy[static_cast<std::uint32_t>(g)];
-    if (run.makespan.count() > 0.0 && !result.gpu_of_rank.empty())
-      result.compute_utilisation = sum / (run.makespan.count() * static_cast<double>(result.gpu_of_rank.size()));
-  }
+  result.compute_utilisation = compute_utilisation(b.dag(), run, result.gpu_of_rank);
   // Communication time is wall time with something in flight on replica 0: the union of the
   // instances' intervals (per kind, and over all kinds), so that micro-batches' collectives
   // that overlap one another are not counted twice.
@@ -580,22 +524,11 @@ StepResult run_step(const Scenario& s, const topo::LinkGraph& graph, const model
   result.by_collective = b.by_collective();
   result.exposed_comm = result.step - result.compute;
   if (result.exposed_comm < sim::Seconds{0.0}) result.exposed_comm = sim::Seconds{0.0};
-  for (sim::LinkId id = 0; id < run.links.size(); ++id) {
-    const auto& ls = run.links[id];
-    if (ls.carried.count() <= 0.0) continue;
-    auto& tier = result.by_tier[std::string(topo::to_string(graph.link(id).tier))];
-    tier.bytes += ls.carried;
-    tier.busy += ls.busy;
-    const double span = result.step.count();
-    if (span > 0.0)
-      result.utilisation.push_back(
-          {graph.link_name(id), ls.carried.count() / (machine.links()[id].capacity.count() * span)});
-  }
-  std::stable_sort(result.utilisation.begin(), result.utilisation.end(),
-                   [](const auto& a, const auto& c) { return a.utilisation > c.utilisation; });
-  if (result.utilisation.size() > 256) result.utilisation.resize(256);
-  result.busiest.assign(result.utilisation.begin(),
-                        result.utilisation.begin() + std::min<std::size_t>(5, result.utilisation.size()));
+  summarise_links(machine, run, result);
+  // A load moves weights, not tokens.
+  const double tokens = s.workload.phase == Phase::prefill  ? static_cast<double>(s.workload.tokens)
+                        : s.workload.phase == Phase::decode ? static_cast<double>(s.workload.batch)
+                                                            : 0.0;
   const double seconds = result.step.count();
   result.tokens_per_s = seconds > 0.0 ? tokens * l.dp / seconds : 0.0;
   result.per_token_latency = result.step;

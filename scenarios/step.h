@@ -14,11 +14,13 @@
 // A communicator (a kind of collective over one GPU set) runs one collective at a time,
 // earliest micro-batch first, as NCCL queues them on its stream.
 //
-// Methods: simulate (the event-driven run), analytic (each collective its closed-form time,
-// no contention between groups), naive (total traffic over the wire's quoted bandwidth, as a
-// back-of-the-envelope estimate does).
+// How communication is costed is a strategy passed in (scenarios/comm_cost.h): simulated
+// (the event-driven run of every chunk), closed form (each collective its closed-form time,
+// no contention between groups) or naive (total traffic over the wire's quoted bandwidth, as
+// a back-of-the-envelope estimate does). A load phase copies the weights from host memory.
 //
-//   StepResult r = run_step(scenario, graph, models::default_params(), StepMethod::simulate);
+//   const models::Machine machine(graph, models::default_params());
+//   StepResult r = run_step(scenario, machine, SimulatedComm{});
 //   fmt::print("{:.2f} ms\n", r.step.ms());
 #pragma once
 
@@ -27,15 +29,14 @@
 #include <vector>
 
 #include "models/limits.h"
-#include "models/params.h"
+#include "models/machine.h"
+#include "scenarios/comm_cost.h"
 #include "scenarios/scenario.h"
 #include "sim/executor.h"
 #include "sim/transfer_dag.h"
 #include "topologies/link_graph.h"
 
 namespace wiresim::scenarios {
-
-enum class StepMethod { simulate, analytic, naive };
 
 struct CollectiveStats {
   int count = 0;               // in the whole step, all replicas
@@ -67,17 +68,18 @@ struct StepResult {
   // compute model): what pipeline bubbles and exposed communication leave of the GPUs.
   double compute_utilisation = 0.0;
   sim::Seconds per_token_latency;
-  std::string note;            // naive: how the wire bandwidth was quoted
+  std::string note;            // naive: how each wire's bandwidth was quoted
   std::vector<int> gpu_of_rank;
-  // simulate only, for traces
+  // the step's DAG and its run, for traces
   sim::TransferDag dag;
   sim::RunResult run;
 };
 
-// Throws sim::InputError when the layout does not fit the topology, or (simulate) when the
-// step's DAG, estimated before it is built, would exceed `limits`.
-StepResult run_step(const Scenario& scenario, const topo::LinkGraph& graph, const models::Params& params,
-                    StepMethod method, const models::Limits& limits = {});
+// Throws sim::InputError when the layout does not fit the machine's topology, or (a strategy
+// that expands collectives) when the step's DAG, estimated before it is built, would exceed
+// `limits`.
+StepResult run_step(const Scenario& scenario, const models::Machine& machine, const CommCost& cost,
+                    const models::Limits& limits = {});
 
 // Rank -> GPU index (in graph.gpus()) for the scenario's placement.
 std::vector<int> place_ranks(const Layout& layout, const topo::LinkGraph& graph);

@@ -15,8 +15,6 @@
 namespace wiresim::scenarios {
 namespace {
 
-thread_local SweepCounts counts_;
-
 std::vector<int> divisors(int n) {
   std::vector<int> out;
   for (int d = 1; d <= n; ++d)
@@ -61,8 +59,6 @@ std::string explain(const SweepRow& row, const StepResult& best) {
 }
 
 }  // namespace
-
-SweepCounts last_sweep_counts() { return counts_; }
 
 sim::Bytes weight_bytes_per_gpu(const ModelShape& m, const Layout& l) {
   const double h = m.hidden;
@@ -110,8 +106,10 @@ std::vector<Layout> enumerate_layouts(const ModelShape& model, int gpus, int nod
   return out;
 }
 
-std::vector<SweepRow> run_sweep(const SweepSpec& spec, const topo::LinkGraph& graph, const models::Params& params,
-                                int threads, const std::function<void(int, int)>& progress) {
+SweepResult run_sweep(const SweepSpec& spec, const models::Machine& machine, int threads,
+                      const std::function<void(int, int)>& progress) {
+  const topo::LinkGraph& graph = machine.graph();
+  SweepResult out;
   std::set<int> node_ids;
   for (auto g : graph.gpus()) node_ids.insert(graph.device(g).node);
   if (spec.gpus < 1 || spec.gpus > static_cast<int>(graph.gpus().size()))
@@ -121,8 +119,8 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const topo::LinkGraph& gr
   std::vector<Layout> layouts;
   for (const auto& l : all)
     if (spec.gpu_memory.count() <= 0.0 || weight_bytes_per_gpu(spec.model, l) <= spec.gpu_memory) layouts.push_back(l);
-  counts_.enumerated = static_cast<int>(all.size());
-  counts_.too_big = static_cast<int>(all.size() - layouts.size());
+  out.counts.enumerated = static_cast<int>(all.size());
+  out.counts.too_big = static_cast<int>(all.size() - layouts.size());
   if (layouts.empty() && !all.empty())
     throw sim::InputError(fmt::format("no layout of {} GPUs holds the model's weights in {} per GPU (--gpu-memory)",
                                       spec.gpus, sim::format_size(spec.gpu_memory)));
@@ -145,7 +143,10 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const topo::LinkGraph& gr
   const int n_threads = std::max(1, std::min<int>(threads, static_cast<int>(layouts.size())));
   models::Limits per_worker = spec.limits;
   per_worker.max_memory = spec.limits.max_memory / static_cast<double>(n_threads);
+  const SimulatedComm simulate;
   const auto worker = [&] {
+    // A machine per thread: its route caches are its own.
+    const models::Machine local(graph, machine.params(), machine.p2p());
     for (std::size_t i; (i = next.fetch_add(1)) < layouts.size();) {
       Scenario s;
       s.name = layout_name(layouts[i]);
@@ -168,7 +169,7 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const topo::LinkGraph& gr
       for (int m : counts) {
         s.workload.micro_batches = m;
         try {
-          StepResult r = run_step(s, graph, params, StepMethod::simulate, per_worker);
+          StepResult r = run_step(s, local, simulate, per_worker);
           r.dag = sim::TransferDag{};
           r.run = sim::RunResult{};
           if (!have || score(r, spec.objective) < score(rows[i].result, spec.objective)) {
@@ -200,8 +201,8 @@ std::vector<SweepRow> run_sweep(const SweepSpec& spec, const topo::LinkGraph& gr
   if (progress) progress(static_cast<int>(layouts.size()), static_cast<int>(layouts.size()));
   for (std::size_t i = 0; i < errors.size(); ++i)
     if (!errors[i].empty()) throw sim::InputError(fmt::format("layout {}: {}", layout_name(layouts[i]), errors[i]));
-  if (spec.shards > 1) return rows;
-  return rank_sweep(std::move(rows), spec.objective);
+  out.rows = spec.shards > 1 ? std::move(rows) : rank_sweep(std::move(rows), spec.objective);
+  return out;
 }
 
 std::vector<SweepRow> rank_sweep(std::vector<SweepRow> rows, Objective objective) {

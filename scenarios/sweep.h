@@ -2,15 +2,15 @@
 // topology, each step simulated, ranked by an objective and explained.
 //
 //   SweepSpec spec{model, workload, N, Objective::step_time};
-//   auto rows = run_sweep(spec, graph, models::default_params(), threads, progress);
-//   rows.front().layout;          // the best layout
+//   const SweepResult r = run_sweep(spec, models::Machine(graph, models::default_params()), threads, progress);
+//   r.rows.front().layout;        // the best layout
 #pragma once
 
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "models/params.h"
+#include "models/machine.h"
 #include "scenarios/scenario.h"
 #include "scenarios/step.h"
 #include "topologies/link_graph.h"
@@ -43,24 +43,30 @@ struct SweepRow {
   std::string explanation;
 };
 
+// How many layouts enumerate_layouts found, and how many did not fit in gpu_memory.
+struct SweepCounts {
+  int enumerated = 0;
+  int too_big = 0;
+};
+
+struct SweepResult {
+  std::vector<SweepRow> rows;
+  SweepCounts counts;
+};
+
 // Every layout with tp * pp * dp = gpus that fits the model, pack and (on more than one
 // node) spread placements; ep over the divisors of the experts that divide tp * dp.
 std::vector<Layout> enumerate_layouts(const ModelShape& model, int gpus, int nodes);
-// Runs every layout on `threads` threads; results are ranked best first (ties keep the
-// enumeration order, so the output does not depend on the thread count). `progress`
-// (done, total) is called from the calling thread.
-std::vector<SweepRow> run_sweep(const SweepSpec& spec, const topo::LinkGraph& graph, const models::Params& params,
-                                int threads, const std::function<void(int, int)>& progress);
+// Runs every layout's step (simulated) on `threads` threads, each on its own copy of
+// `machine`; rows are ranked best first (ties keep the enumeration order, so the output
+// does not depend on the thread count). `progress` (done, total) is called from the
+// calling thread.
+SweepResult run_sweep(const SweepSpec& spec, const models::Machine& machine, int threads,
+                      const std::function<void(int, int)>& progress);
 // Best first by the objective, ties by enumeration order; fills the explanations.
 std::vector<SweepRow> rank_sweep(std::vector<SweepRow> rows, Objective objective);
 std::string layout_name(const Layout& l);
 // Weight bytes one GPU holds under a layout (attention and MLP or its share of experts).
 sim::Bytes weight_bytes_per_gpu(const ModelShape& model, const Layout& layout);
-// How many layouts enumerate_layouts found that did not fit in gpu_memory (set by run_sweep).
-struct SweepCounts {
-  int enumerated = 0;
-  int too_big = 0;
-};
-SweepCounts last_sweep_counts();
 
 }  // namespace wiresim::scenarios

@@ -76,6 +76,26 @@ void TransferDag::set_processor(NodeId id, std::uint32_t processor, std::uint32_
   bindings_[release].releases = processor;
 }
 
+NodeId TransferDag::append(const TransferDag& part, std::span<const std::uint32_t> tracks) {
+  const auto rename = [&](std::uint32_t t) {
+    return tracks.empty() ? t : tracks[std::min<std::size_t>(t, tracks.size() - 1)];
+  };
+  const NodeId offset = static_cast<NodeId>(size());
+  for (NodeId i = 0; i < part.size(); ++i) {
+    const DagNode& n = part.node(i);
+    const LabelId label = intern_label(part.labels()[n.label]);
+    if (n.kind == NodeKind::delay)
+      add_delay(n.latency, label, rename(n.track));
+    else
+      add_transfer_via(add_route(part.links(i)), n.bytes,
+                       part.latency_is_explicit(i) ? std::optional<Seconds>(n.latency) : std::nullopt, n.rate_cap,
+                       label, rename(n.track), rename(n.peer));
+  }
+  for (NodeId i = 0; i < part.size(); ++i)
+    for (NodeId s : part.successors(i)) add_dependency(offset + i, offset + s);
+  return offset;
+}
+
 NodeId TransferDag::add_transfer(std::span<const LinkId> links, Bytes bytes,
                                  std::optional<Seconds> latency, BytesPerSec rate_cap,
                                  LabelId label, std::uint32_t track, std::uint32_t peer) {

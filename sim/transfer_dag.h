@@ -83,6 +83,11 @@ class TransferDag {
   NodeId add_delay(Seconds duration, LabelId label = 0, std::uint32_t track = 0);
   // `after` starts only once `before` has ended.
   void add_dependency(NodeId before, NodeId after);
+  // Splices `part` in: a copy of its nodes (labels re-interned) and dependencies, returning
+  // the id its node 0 got (its others follow in order). Tracks and peers are renamed through
+  // `tracks` (part track t becomes tracks[min(t, size - 1)]; empty: kept). The part's
+  // processor bindings are not carried: processors are the receiving DAG's to assign.
+  NodeId append(const TransferDag& part, std::span<const std::uint32_t> tracks = {});
   // Binds delay node `id` to `processor` (one node at a time on it; lowest priority first).
   // With `held_until`, the processor stays taken after `id` ends, until node `held_until`
   // ends: a communicator that runs one whole collective (launch to last arrival) at a time.

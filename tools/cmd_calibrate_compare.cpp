@@ -10,8 +10,7 @@
 
 #include "calibrate/nccl_tests_log.h"
 #include "models/machine.h"
-#include "models/run.h"
-#include "models/tuner.h"
+#include "models/predict.h"
 #include "input/input_error.h"
 #include "tools/commands.h"
 #include "tools/machine_input.h"
@@ -19,12 +18,8 @@
 namespace wiresim::tools {
 namespace {
 
-struct CompareArgs {
+struct CompareArgs : MachineOptions {
   std::vector<std::string> logs;
-  std::string topo;
-  std::string overlay;
-  std::vector<std::string> settings;
-  std::string params;
 };
 
 double median(std::vector<double> v) {
@@ -37,19 +32,22 @@ double median(std::vector<double> v) {
 // Predicted busbw of one size on `machine`, with the tuner's choice.
 double predict(const models::Machine& machine, models::Problem problem, sim::Bytes size) {
   problem.size = size;
-  const auto decision = models::tune(machine, problem, {});
-  return models::run_collective(machine, problem, decision.best, models::Method::simulate).busbw_GBps;
+  models::PredictOptions exact;
+  exact.aggregation = 1;
+  return models::predict(machine, problem, exact).outcome.busbw_GBps;
 }
 
 int run_compare(const CompareArgs& a) {
   const auto overrides = topo::parse_overrides(a.settings);
-  const MachineInput plain = load_machine_input(a.topo, overrides, "", a.params);
-  const models::Machine base(plain.graph, plain.params);
+  MachineOptions without = a;
+  without.overlay.clear();
+  const MachineInput plain = load_machine_input(without, a.topo, overrides);
+  const models::Machine base = plain.machine();
   std::unique_ptr<MachineInput> fitted;
   std::unique_ptr<models::Machine> calibrated;
   if (!a.overlay.empty()) {
-    fitted = std::make_unique<MachineInput>(load_machine_input(a.topo, overrides, a.overlay, a.params));
-    calibrated = std::make_unique<models::Machine>(fitted->graph, fitted->params);
+    fitted = std::make_unique<MachineInput>(load_machine_input(a, a.topo, overrides));
+    calibrated = std::make_unique<models::Machine>(fitted->machine());
   }
   for (const auto& path : a.logs) {
     const calibrate::NcclTestsLog log = calibrate::read_nccl_tests_log(path);
@@ -63,6 +61,7 @@ int run_compare(const CompareArgs& a) {
                                         a.topo, available));
     models::Problem problem;
     problem.op = op;
+    problem.limits = plain.limits;
     problem.ranks.assign(plain.graph.gpus().begin(), plain.graph.gpus().begin() + ranks);
     fmt::print("# {}: {} on {} ranks, measured vs predicted on {}{}\n", path, models::to_string(op), ranks, a.topo,
                a.overlay.empty() ? "" : fmt::format(" (and with overlay {})", a.overlay));
@@ -96,10 +95,7 @@ void add_calibrate_compare(CLI::App* calibrate, int* exit_code) {
   auto a = std::make_shared<CompareArgs>();
   auto* cmd = calibrate->add_subcommand("compare", "measured nccl-tests busbw vs predicted, without and with an overlay");
   cmd->add_option("logs", a->logs, "nccl-tests logs")->required();
-  cmd->add_option("--topo", a->topo, "topology YAML the logs ran on")->required();
-  cmd->add_option("--overlay", a->overlay, "calibration overlay to compare with (from `calibrate fit -o`)");
-  cmd->add_option("--set", a->settings, "override a topology parameter, e.g. --set nodes=2");
-  cmd->add_option("--params", a->params, "model parameter file replacing the built-in one");
+  add_machine_options(cmd, *a, {TopologyOption::required, ""});
   cmd->callback([a, exit_code] { *exit_code = run_compare(*a); });
 }
 

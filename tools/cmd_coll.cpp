@@ -20,8 +20,7 @@
 #include "models/fidelity.h"
 #include "models/limits.h"
 #include "models/machine.h"
-#include "models/run.h"
-#include "models/tuner.h"
+#include "models/predict.h"
 #include "input/collective.h"
 #include "input/input_error.h"
 #include "input/traffic_matrix.h"
@@ -37,10 +36,8 @@ namespace {
 
 using input::InputError;
 
-struct CollOptions {
+struct CollOptions : MachineOptions {
   std::string op;
-  std::string topo;
-  std::vector<std::string> settings;
   std::optional<int> gpus;   // default: every GPU of the topology
   std::string sizes = "8B:8GiB:2";
   std::string algo = "auto";
@@ -49,18 +46,12 @@ struct CollOptions {
   std::string aggregate = "auto";
   int root = 0;
   std::string dtype = "float";
-  std::string format = "table";
   std::string model = "simulate";
   std::string tuner = "nccl";
   std::string trace;
-  std::string params;
-  std::string overlay;
   std::string matrix;
-  std::string p2p = "on";
   bool explain = false;
   bool bands = false;
-  std::string max_memory = "8GiB";
-  std::string max_events = "2e9";
 };
 
 sim::Bytes size_arg(const std::string& text) {
@@ -229,6 +220,7 @@ void print_table(const CollOptions& o, const models::Machine& machine, const mod
   fmt::print("# sizes are nccl-tests sizes; GB/s = 1e9 B/s; busbw = algbw x {}\n",
              input::bus_factor_formula(problem.op));
   if (!overlay_note.empty()) fmt::print("# overlay {}\n", overlay_note);
+  if (!machine.p2p()) fmt::print("# {}\n", transport_note(false));
   if (o.explain) print_transports(machine, problem);
   const bool rooted = input::rooted(problem.op);
   const std::string redop = models::reduces(problem.op) ? "sum" : "none";
@@ -298,6 +290,7 @@ void print_json(const CollOptions& o, const models::Machine& machine, const mode
   out["model"] = o.model;
   out["dtype"] = o.dtype;
   if (!overlay_note.empty()) out["overlay"] = overlay_note;
+  if (!machine.p2p()) out["p2p"] = false;
   out["units"] = {{"time", "us"}, {"bandwidth", "GB/s (1e9 B/s)"}, {"size", "B"}};
   auto& results = out["results"] = nlohmann::ordered_json::array();
   for (const auto& r : rows) {
@@ -377,24 +370,23 @@ int run_coll(const CollOptions& o) {
   const std::optional<int> aggregate = parse_aggregate(o.aggregate);
   const int element = dtype_size(o.dtype);
   auto sizes = parse_sizes(o.sizes);
-  const MachineInput input = load_machine_input(o.topo, topo::parse_overrides(o.settings), o.overlay, o.params);
+  const MachineInput input = load_machine_input(o, o.topo, topo::parse_overrides(o.settings));
   overlay_note = input.overlay;
   // CSV keeps its contract header; the overlay goes to stderr there.
   if (!overlay_note.empty() && o.format == "csv") fmt::print(stderr, "# overlay {}\n", overlay_note);
   const topo::LinkGraph& graph = input.graph;
-  models::Params params = input.params;
-  const models::Machine machine(graph, params, parse_p2p(o.p2p));
+  const models::Machine machine = input.machine();
   models::Problem problem;
   problem.op = *op;
   problem.root = o.root;
-  problem.limits = {models::parse_max_memory(o.max_memory), models::parse_max_events(o.max_events)};
+  problem.limits = input.limits;
   const auto& gpus = graph.gpus();
   const int n = o.gpus.value_or(static_cast<int>(gpus.size()));
   if (n < 2 || n > static_cast<int>(gpus.size()))
     throw InputError(fmt::format("--gpus: expected 2..{} (the GPUs in {}), got {}", gpus.size(), o.topo, n));
   problem.ranks.assign(gpus.begin(), gpus.begin() + n);
   std::optional<PredictionBands> band_table;
-  if (o.bands) band_table.emplace(input, problem.ranks, parse_p2p(o.p2p));
+  if (o.bands) band_table.emplace(input, problem.ranks);
   bands = band_table ? &*band_table : nullptr;
   const double align = splits_per_rank(*op) ? static_cast<double>(element) * n : element;
   const auto method = o.model == "analytic" ? models::Method::analytic : models::Method::simulate;
@@ -418,29 +410,24 @@ int run_coll(const CollOptions& o) {
     if (row.size.count() <= 0.0) continue;
     row.count = nccl_tests_count(*op, row.size, element, n);
     problem.size = row.size;
-    row.decision = models::tune(machine, problem, tuner);
     const bool last = &requested == &sizes.back();
-    models::Detail* keep = last && !o.trace.empty() && method == models::Method::simulate ? &detail : nullptr;
-    if (method == models::Method::simulate && !aggregate) {
-      // --aggregate auto: full detail while the plan is small, else what keeps it fast.
-      const models::Fidelity fidelity = models::auto_fidelity(machine, problem, row.decision->best);
-      ProgressBar bar(fmt::format("{} {}", models::to_string(problem.op), sim::format_size(row.size)));
-      sim::RunOptions options;
-      options.progress = [&bar](std::size_t done, std::size_t total) { bar(done, total); };
-      const models::Scaled scaled = models::run_scaled(machine, problem, row.decision->best, fidelity, options, keep);
-      row.outcome = scaled.outcome;
-      if (fidelity.aggregation > 1 || fidelity.extrapolate > 1 || scaled.approximate_sharing) {
-        row.fidelity = scaled.note;
-        row.error = scaled.error;
-        row.measured = fidelity.aggregation > 1 || fidelity.extrapolate > 1;
-        if (o.format == "csv")
-          fmt::print(stderr, "wiresim: {} at {}: {}{}\n", models::to_string(problem.op), sim::format_size(row.size),
-                     scaled.note, row.measured ? fmt::format("; measured error {:.2g}%", 100.0 * scaled.error) : "");
-      }
-    } else {
-      row.decision->best.aggregation = aggregate.value_or(1);
-      row.outcome = models::run_collective(machine, problem, row.decision->best, method, keep);
-    }
+    ProgressBar bar(fmt::format("{} {}", models::to_string(problem.op), sim::format_size(row.size)));
+    models::PredictOptions predict;
+    predict.tuner = tuner;
+    predict.method = method;
+    predict.aggregation = aggregate;
+    predict.detail = last && !o.trace.empty() && method == models::Method::simulate ? &detail : nullptr;
+    if (method == models::Method::simulate && !aggregate)
+      predict.run.progress = [&bar](std::size_t done, std::size_t total) { bar(done, total); };
+    models::Prediction p = models::predict(machine, problem, predict);
+    row.decision = std::move(p.decision);
+    row.outcome = std::move(p.outcome);
+    row.fidelity = p.fidelity;
+    row.error = p.error;
+    row.measured = p.error_measured;
+    if (!row.fidelity.empty() && o.format == "csv")
+      fmt::print(stderr, "wiresim: {} at {}: {}{}\n", models::to_string(problem.op), sim::format_size(row.size),
+                 row.fidelity, row.measured ? fmt::format("; measured error {:.2g}%", 100.0 * row.error) : "");
     if (!o.explain && o.format != "json") row.decision.reset();
     rows.push_back(std::move(row));
   }
@@ -463,8 +450,7 @@ void add_coll_command(CLI::App& app, int* exit_code) {
   auto* cmd = app.add_subcommand("coll", "simulate one collective over a range of sizes (nccl-tests style)");
   cmd->add_option("op", o->op, "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce, send_recv")
       ->required();
-  cmd->add_option("--topo", o->topo, "topology YAML file")->required();
-  cmd->add_option("--set", o->settings, "override a topology parameter, e.g. --set nodes=4");
+  add_machine_options(cmd, *o, {TopologyOption::required, "table (nccl-tests columns), csv or json"});
   cmd->add_option("--gpus", o->gpus, "use the first N GPUs in topology order (default: all)");
   cmd->add_option("--sizes", o->sizes, "MIN:MAX[:FACTOR] or one size, nccl-tests sizes (default 8B:8GiB:2)");
   cmd->add_option("--algo", o->algo, algo_names());
@@ -476,20 +462,14 @@ void add_coll_command(CLI::App& app, int* exit_code) {
                   "consecutive chunks, then ring/pairwise steps, into one transfer (docs/scale.md)");
   cmd->add_option("--root", o->root, "root rank for broadcast and reduce (default 0)");
   cmd->add_option("--dtype", o->dtype, "element type: float, half, bf16, fp8, double, int8, int32, int64");
-  cmd->add_option("--format", o->format, "table (nccl-tests columns), csv or json");
   cmd->add_option("--model", o->model, "simulate (event-driven, default) or analytic (closed form)");
   cmd->add_option("--tuner", o->tuner, "candidate set for --algo auto: nccl (default) or all");
   cmd->add_option("--trace", o->trace, "write a Chrome/Perfetto trace of the largest size to this file");
-  cmd->add_option("--params", o->params, "model parameter file replacing the built-in models/params.yaml");
   cmd->add_option("--matrix", o->matrix, "all_to_all traffic matrix: n lines of n sizes (bytes rank i sends rank j)");
   cmd->add_flag("--bands", o->bands,
                 "give each time an interval (time_lo, time_hi): where 8 in 10 measured times fell on validation data of "
                 "this hardware class and size region, or the overlay's held-out error (docs/accuracy.md)");
-  cmd->add_option("--overlay", o->overlay, "calibration overlay (from `wiresim calibrate fit -o`) laid over the topology");
-  cmd->add_option("--p2p", o->p2p, "on (default) or off: NCCL_P2P_DISABLE=1, GPUs exchange through host memory (SHM)");
   cmd->add_flag("--explain", o->explain, "print the tuner's candidates per size and the transport per rank pair");
-  cmd->add_option("--max-memory", o->max_memory, "refuse a simulation estimated to need more memory (default 8GiB)");
-  cmd->add_option("--max-events", o->max_events, "refuse a simulation estimated to take more events (default 2e9)");
   cmd->callback([o, exit_code] { *exit_code = run_coll(*o); });
 }
 

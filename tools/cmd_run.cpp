@@ -25,17 +25,10 @@ namespace {
 
 using input::InputError;
 
-struct RunOptions {
+struct RunOptions : MachineOptions {
   std::string scenario;
-  std::string topo;
-  std::vector<std::string> settings;
   std::string method = "simulate";
-  std::string format = "table";
   std::string trace;
-  std::string params;
-  std::string overlay;
-  std::string max_memory = "8GiB";
-  std::string max_events = "2e9";
   bool bands = false;
 };
 
@@ -46,8 +39,10 @@ std::string layout_text(const scenarios::Layout& l) {
   return fmt::format("tp {} ep {} pp {} dp {} ({})", l.tp, l.ep, l.pp, l.dp, placement);
 }
 
-// The calibration overlay this run is under (empty: none), named in every output.
+// The calibration overlay this run is under (empty: none), named in every output; likewise
+// a transport that is not NCCL's default.
 std::string overlay_note;
+std::string transport;
 // --bands: the interval of the step time (null: not asked for).
 const StepInterval* band = nullptr;
 
@@ -58,6 +53,7 @@ nlohmann::ordered_json to_json(const scenarios::Scenario& s, const std::string& 
   out["topology"] = topo;
   out["method"] = method;
   if (!overlay_note.empty()) out["overlay"] = overlay_note;
+  if (!transport.empty()) out["p2p"] = false;
   out["model"] = s.model.name;
   out["phase"] = s.workload.phase == scenarios::Phase::prefill  ? "prefill"
                  : s.workload.phase == scenarios::Phase::decode ? "decode"
@@ -95,6 +91,7 @@ void print_table(const scenarios::Scenario& s, const std::string& topo, const st
   const auto& m = s.model;
   fmt::print("# wiresim run {} on {} ({} GPUs), method {}\n", s.name, topo, s.layout.gpus(), method);
   if (!overlay_note.empty()) fmt::print("# overlay {}\n", overlay_note);
+  if (!transport.empty()) fmt::print("# {}\n", transport);
   fmt::print("# model {}: hidden {}, {} layers, {} heads ({} kv), {}{}\n", m.name.empty() ? "?" : m.name, m.hidden,
              m.layers, m.heads, m.kv_heads, m.dtype,
              m.experts ? fmt::format(", {} experts top-{} ({} routing)", m.experts, m.top_k, m.routing) : "");
@@ -146,23 +143,25 @@ int run(const RunOptions& o) {
   if (!o.topo.empty()) s.topology = o.topo;
   for (const auto& [k, v] : overrides) s.set[k] = v;
   if (o.bands && o.method == "naive") throw InputError("--bands: not with --model naive (it is not the model the bands validate)");
-  const MachineInput input = load_machine_input(s.topology, s.set, o.overlay, o.params);
+  const MachineInput input = load_machine_input(o, s.topology, s.set);
   overlay_note = input.overlay;
+  transport = transport_note(input.p2p);
   if (!overlay_note.empty() && o.format == "csv") fmt::print(stderr, "# overlay {}\n", overlay_note);
   const topo::LinkGraph& graph = input.graph;
-  const models::Params& params = input.params;
-  const auto method = o.method == "naive"      ? scenarios::StepMethod::naive
-                      : o.method == "analytic" ? scenarios::StepMethod::analytic
-                                               : scenarios::StepMethod::simulate;
-  const models::Limits limits{models::parse_max_memory(o.max_memory), models::parse_max_events(o.max_events)};
-  const scenarios::StepResult r = scenarios::run_step(s, graph, params, method, limits);
+  const models::Machine machine = input.machine();
+  const scenarios::SimulatedComm simulated_comm;
+  const scenarios::ClosedFormComm closed_form;
+  const scenarios::NaiveComm naive;
+  const scenarios::CommCost& cost = o.method == "naive"      ? static_cast<const scenarios::CommCost&>(naive)
+                                    : o.method == "analytic" ? static_cast<const scenarios::CommCost&>(closed_form)
+                                                             : simulated_comm;
+  const scenarios::StepResult r = scenarios::run_step(s, machine, cost, input.limits);
   std::optional<StepInterval> interval;
   if (o.bands) interval = step_band(input, r);
   band = interval ? &*interval : nullptr;
   std::unique_ptr<scenarios::StepResult> simulated;
-  if (method == scenarios::StepMethod::naive)
-    simulated = std::make_unique<scenarios::StepResult>(
-        scenarios::run_step(s, graph, params, scenarios::StepMethod::simulate, limits));
+  if (o.method == "naive")
+    simulated = std::make_unique<scenarios::StepResult>(scenarios::run_step(s, machine, simulated_comm, input.limits));
   if (o.format == "json") {
     auto j = to_json(s, s.topology, o.method, r);
     if (simulated) j["simulated_step_time_ms"] = simulated->step.ms();
@@ -178,7 +177,7 @@ int run(const RunOptions& o) {
     print_table(s, s.topology, o.method, r, simulated.get());
   }
   if (!o.trace.empty()) {
-    if (method != scenarios::StepMethod::simulate) throw InputError("--trace needs --model simulate");
+    if (o.method != "simulate") throw InputError("--trace needs --model simulate");
     std::ofstream file(o.trace);
     if (!file) throw InputError(o.trace, 0, 0, "cannot write the trace file");
     sim::TraceOptions options;
@@ -196,17 +195,11 @@ void add_run_command(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand("run", "simulate one inference step of a scenario (TP/EP/PP/DP on a topology)");
   cmd->add_option("scenario", o->scenario, "scenario YAML file")->required();
-  cmd->add_option("--topo", o->topo, "topology YAML file, replacing the scenario's");
-  cmd->add_option("--set", o->settings, "override a topology parameter, e.g. --set nodes=2");
+  add_machine_options(cmd, *o, {TopologyOption::optional, "table, csv or json"});
   cmd->add_option("--model", o->method, "simulate (default), analytic (closed forms) or naive (traffic / quoted bandwidth)");
-  cmd->add_option("--format", o->format, "table, csv or json");
   cmd->add_option("--trace", o->trace, "write a Chrome/Perfetto trace of the step to this file");
-  cmd->add_option("--params", o->params, "model parameter file replacing the built-in one");
-  cmd->add_option("--overlay", o->overlay, "calibration overlay (from `wiresim calibrate fit -o`) laid over the topology");
   cmd->add_flag("--bands", o->bands,
                 "give the step time an interval: its collectives' error bands (coll --bands) applied to the exposed communication");
-  cmd->add_option("--max-memory", o->max_memory, "refuse a step estimated to need more memory to simulate (default 8GiB)");
-  cmd->add_option("--max-events", o->max_events, "refuse a step estimated to take more events (default 2e9)");
   cmd->callback([o, exit_code] { *exit_code = run(*o); });
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -33,28 +34,21 @@ namespace {
 
 using input::InputError;
 
-struct SweepOptions {
+struct SweepOptions : MachineOptions {
   bool bands = false;
-  std::string topo;
   std::string model;
-  std::vector<std::string> settings;
   std::optional<int> gpus;   // default: every GPU of the topology
   std::string phase = "prefill";
   long tokens = 4096;
   long batch = 32;
   long context = 4096;
   std::string micro_batches = "1";
-  std::string max_memory = "8GiB";
-  std::string max_events = "2e9";
   std::string objective = "step_time";
-  std::string format = "table";
   std::string report;
   int threads = 0;
   int top = 3;
   std::string gpu_memory = "80GB";
   std::string peak_flops;
-  std::string params;
-  std::string overlay;
 };
 
 int sweep(const SweepOptions& o) {
@@ -82,7 +76,6 @@ int sweep(const SweepOptions& o) {
       throw InputError(fmt::format("--micro-batches: expected auto or 1 to {}, got '{}'", most, o.micro_batches));
     spec.workload.micro_batches = static_cast<int>(m);
   }
-  spec.limits = {models::parse_max_memory(o.max_memory), models::parse_max_events(o.max_events)};
   if (o.objective == "step_time") spec.objective = scenarios::Objective::step_time;
   else if (o.objective == "comm_time") spec.objective = scenarios::Objective::comm_time;
   else if (o.objective == "tokens_per_s") spec.objective = scenarios::Objective::tokens_per_s;
@@ -94,7 +87,9 @@ int sweep(const SweepOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw InputError(fmt::format("--gpu-memory: {}", e.what()));
   }
-  const MachineInput input = load_machine_input(o.topo, topo::parse_overrides(o.settings), o.overlay, o.params);
+  const MachineInput input = load_machine_input(o, o.topo, topo::parse_overrides(o.settings));
+  spec.limits = input.limits;
+  const models::Machine machine = input.machine();
   if (!input.overlay.empty() && o.format == "csv") fmt::print(stderr, "# overlay {}\n", input.overlay);
   const topo::LinkGraph& graph = input.graph;
   spec.gpus = o.gpus.value_or(static_cast<int>(graph.gpus().size()));
@@ -122,13 +117,14 @@ int sweep(const SweepOptions& o) {
   // Under mpirun each process takes every K-th layout; rank 0 gathers, ranks and prints.
   spec.shard = MpiSession::rank();
   spec.shards = MpiSession::size();
-  std::vector<scenarios::SweepRow> rows;
+  // Under MPI only the gathered result is shown: no per-process progress.
+  const std::function<void(int, int)> shown = spec.shards > 1 ? std::function<void(int, int)>() : progress;
+  scenarios::SweepResult sweep = scenarios::run_sweep(spec, machine, threads, shown);
+  std::vector<scenarios::SweepRow> rows = std::move(sweep.rows);
   if (spec.shards > 1) {
-    rows = gather_sweep(scenarios::run_sweep(spec, graph, input.params, threads, nullptr));
+    rows = gather_sweep(rows);
     if (spec.shard != 0) return 0;
     rows = scenarios::rank_sweep(std::move(rows), spec.objective);
-  } else {
-    rows = scenarios::run_sweep(spec, graph, input.params, threads, progress);
   }
   // --bands: each layout's step interval (tools/step_bands.h).
   std::vector<StepInterval> bands;
@@ -153,6 +149,7 @@ int sweep(const SweepOptions& o) {
     out["gpus"] = spec.gpus;
     out["objective"] = o.objective;
     if (!input.overlay.empty()) out["overlay"] = input.overlay;
+    if (!input.p2p) out["p2p"] = false;
     out["micro_batches"] = o.micro_batches == "auto" ? nlohmann::ordered_json("auto")
                                                      : nlohmann::ordered_json(spec.workload.micro_batches);
     auto& arr = out["layouts"] = nlohmann::ordered_json::array();
@@ -172,13 +169,14 @@ int sweep(const SweepOptions& o) {
     }
     fmt::print("{}\n", out.dump(2));
   } else {
-    const auto counts = scenarios::last_sweep_counts();
+    const scenarios::SweepCounts& counts = sweep.counts;
     fmt::print("# wiresim sweep: {} on {} GPUs of {}, {} layouts, ranked by {}{}\n", spec.model.name, spec.gpus, o.topo,
                rows.size(), o.objective,
                o.micro_batches == "auto" ? std::string(", micro-batches chosen per layout (1, 2, 4, 8)")
                : spec.workload.micro_batches > 1 ? fmt::format(", {} micro-batches", spec.workload.micro_batches)
                                                  : std::string());
     if (!input.overlay.empty()) fmt::print("# overlay {}\n", input.overlay);
+    if (!input.p2p) fmt::print("# {}\n", transport_note(false));
     if (counts.too_big > 0)
       fmt::print("# {} more layouts left out: their weights exceed {} per GPU (--gpu-memory)\n", counts.too_big,
                  sim::format_size(spec.gpu_memory));
@@ -214,9 +212,8 @@ int sweep(const SweepOptions& o) {
 void add_sweep_command(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<SweepOptions>();
   auto* cmd = app.add_subcommand("sweep", "rank every TP/EP/PP/DP layout of a model on a topology");
-  cmd->add_option("--topo", o->topo, "topology YAML file")->required();
+  add_machine_options(cmd, *o, {TopologyOption::required, "table, csv or json"});
   cmd->add_option("--model", o->model, "model YAML file (a `model:` mapping as in a scenario)")->required();
-  cmd->add_option("--set", o->settings, "override a topology parameter, e.g. --set nodes=2");
   cmd->add_option("--gpus", o->gpus, "GPUs to lay the model out on (default: all)");
   cmd->add_option("--phase", o->phase, "prefill (default) or decode");
   cmd->add_option("--tokens", o->tokens, "prefill tokens per replica (default 4096)");
@@ -225,19 +222,13 @@ void add_sweep_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--micro-batches", o->micro_batches,
                   "split the batch into this many micro-batches (pipeline stages and EP ping-pong overlap; default 1), "
                   "or auto: try 1, 2, 4, 8 per layout and keep the best");
-  cmd->add_option("--max-memory", o->max_memory,
-                  "memory the whole sweep may use to simulate, shared by the worker threads (default 8GiB)");
-  cmd->add_option("--max-events", o->max_events, "refuse a layout whose step would take more events (default 2e9)");
   cmd->add_option("--objective", o->objective, "step_time (default), comm_time or tokens_per_s");
-  cmd->add_option("--format", o->format, "table, csv or json");
   cmd->add_flag("--bands", o->bands,
                 "give each layout's step time an interval: its collectives' error bands applied to the exposed communication");
   cmd->add_option("--report", o->report, "write a self-contained HTML report with SVG charts");
   cmd->add_option("--threads", o->threads, "worker threads (default: all cores); output does not depend on it");
   cmd->add_option("--top", o->top, "explain the best N layouts (default 3)");
   cmd->add_option("--gpu-memory", o->gpu_memory, "leave out layouts whose weights exceed this per GPU (default 80GB; none)");
-  cmd->add_option("--params", o->params, "model parameter file replacing the built-in one");
-  cmd->add_option("--overlay", o->overlay, "calibration overlay (from `wiresim calibrate fit -o`) laid over the topology");
   cmd->add_option("--peak-flops", o->peak_flops, "per-GPU peak for a roofline compute model, e.g. 989TFLOP/s");
   cmd->callback([o, exit_code] { *exit_code = sweep(*o); });
 }

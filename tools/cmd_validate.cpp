@@ -25,6 +25,7 @@
 #include "accuracy/stats.h"
 #include "sim/input_error.h"
 #include "tools/commands.h"
+#include "tools/machine_input.h"
 
 namespace wiresim::tools {
 namespace {
@@ -35,20 +36,17 @@ using accuracy::Result;
 using accuracy::Role;
 using sim::InputError;
 
-struct ValidateOptions {
+struct ValidateOptions : MachineOptions {
   std::vector<std::string> paths;
   std::string map = "validation/map.yaml";
-  std::string format = "table";
   std::string plot;
   std::string model = "simulate";
-  std::string params;
   std::string role = "default";
   bool fit = false;
   bool cv = false;
   bool constants = false;
   std::string write;
   std::string write_bands;
-  std::string overlay;
 };
 
 // The calibration overlay this run is under (empty: none), named in every output.
@@ -400,15 +398,13 @@ int run_validate(ValidateOptions o) {
   if (!o.write_bands.empty() && o.role != "default" && o.role != "all" && o.role != "checked")
     throw InputError("--write-bands: the bands come from the checked data sets; use --role checked, all or the default");
   if (o.paths.empty()) o.paths.push_back((fs::path(o.map).parent_path() / "data").string());
-  models::Params params = o.params.empty() ? models::default_params() : models::load_params(o.params);
+  models::Params params = base_params(o);
+  const models::Limits limits{models::parse_max_memory(o.max_memory), models::parse_max_events(o.max_events)};
   std::optional<calibrate::Overlay> overlay;
   if (!o.overlay.empty()) {
     if (o.fit || o.cv || o.constants) throw InputError("--overlay: not with --fit, --cv or --constants");
     overlay = calibrate::read_overlay(o.overlay);
     accuracy::apply_parameters(params, *overlay);
-    for (const auto& [tier, t] : overlay->tiers)
-      if (t.bandwidth || t.efficiency)
-        for (auto& [name, arch] : params.architectures) arch.link_efficiency[tier] = 1.0;
     overlay_note = calibrate::describe_overlay(o.overlay, *overlay);
     if (o.format == "csv") fmt::print(stderr, "# overlay {}\n", overlay_note);
   }
@@ -437,7 +433,7 @@ int run_validate(ValidateOptions o) {
   if (!o.plot.empty()) fs::create_directories(o.plot);
   std::vector<Result> results;
   for (const auto& s : sets) {
-    results.push_back(accuracy::run(s, params, method));
+    results.push_back(accuracy::run(s, params, method, limits));
     if (!results.back().skipped && !o.plot.empty()) write_svg(o.plot, results.back());
   }
   // Nothing validated at all: that is bad input, not a report (one line, exit 2).
@@ -460,11 +456,10 @@ void add_validate_command(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<ValidateOptions>();
   auto* cmd = app.add_subcommand("validate", "compare predictions with real nccl-tests measurements (accuracy report)");
   cmd->add_option("paths", o->paths, "data sets (CSV files or folders; default: the folder data/ next to --map)");
+  add_machine_options(cmd, *o, {TopologyOption::none, "table (default), csv, json (adds every size) or markdown"});
   cmd->add_option("--map", o->map, "which topology, controls, role and class each data set has (default validation/map.yaml)");
-  cmd->add_option("--format", o->format, "table (default), csv, json (adds every size) or markdown");
   cmd->add_option("--plot", o->plot, "write one SVG per data set into this folder: measured vs predicted busbw");
   cmd->add_option("--model", o->model, "simulate (event-driven, default) or analytic (closed form)");
-  cmd->add_option("--params", o->params, "model parameter file replacing the built-in models/params.yaml");
   cmd->add_option("--role", o->role,
                   "which data sets: fit and checked (default), all, fit, checked or holdout (score holdouts once, "
                   "at the end of a change)");
@@ -473,7 +468,6 @@ void add_validate_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--cv", o->cv, "leave-one-hardware-class-out cross-validation of the fitted constants");
   cmd->add_option("--write-bands", o->write_bands, "write the error bands of --bands (accuracy/bands.yaml) from the checked data sets");
   cmd->add_flag("--constants", o->constants, "list the fitted constants, their values and what each is fitted on");
-  cmd->add_option("--overlay", o->overlay, "a calibration overlay (from `wiresim calibrate fit`) to validate under");
   cmd->callback([o, exit_code] { *exit_code = run_validate(*o); });
 }
 

@@ -1,5 +1,6 @@
 // What `wiresim coll` and `wiresim validate` share: the element size of a --dtype (the input
-// module's one dtype table) and --p2p. nccl-tests' size rules are input/collective.h's.
+// module's one dtype table). nccl-tests' size rules are input/collective.h's; the machine
+// options (--p2p among them) are tools/machine_input.h's.
 //
 //   const int element = dtype_size("bf16");                         // 2
 //   sim::Bytes s = nccl_tests_size(Collective::all_gather, sim::Bytes{1e6}, element, 8);
@@ -24,13 +25,6 @@ using models::splits_per_rank;
 inline int dtype_size(const std::string& dtype) {
   if (const auto size = input::dtype_size(dtype)) return *size;
   throw input::InputError(fmt::format("--dtype: unknown type '{}' (expected {})", dtype, input::dtype_examples()));
-}
-
-// --p2p on|off: off is NCCL_P2P_DISABLE=1 (GPUs of a node exchange through host memory).
-inline bool parse_p2p(const std::string& text) {
-  if (text == "on") return true;
-  if (text == "off") return false;
-  throw input::InputError(fmt::format("--p2p: expected on or off, got '{}'", text));
 }
 
 }  // namespace wiresim::tools

@@ -1,52 +1,120 @@
-// How every simulating command loads what it simulates on: the topology (with --set
-// overrides), the model parameters (built in, or --params), and an optional calibration
-// overlay (--overlay, from `wiresim calibrate fit`).
+// The machine options every simulating command shares, registered once: the topology
+// (--topo, --set), the model parameters (--params), a calibration overlay (--overlay),
+// transport (--p2p), the simulation limits (--max-memory, --max-events) and --format.
+// `coll`, `run`, `sweep` and `calibrate compare` take all of them; `validate`, whose data
+// sets name their own topologies and transports, takes the rest.
 //
-// An overlay's bandwidth is a measured rate, so the tiers it sets are no longer scaled by
-// the parameters' link efficiency (that would count the protocol overhead twice).
-//
-//   MachineInput in = load_machine_input("topologies/hgx-h100.yaml", {}, "fit.yaml", "");
-//   models::Machine machine(in.graph, in.params);
+//   MachineOptions o;
+//   add_machine_options(cmd, o, {TopologyOption::required, "table, csv or json"});
+//   ...
+//   const MachineInput in = load_machine_input(o, o.topo, topo::parse_overrides(o.settings));
+//   const models::Machine machine = in.machine();
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "accuracy/bands.h"
 #include "accuracy/calibration.h"
 #include "calibrate/overlay.h"
+#include "input/input_error.h"
+#include "models/limits.h"
+#include "models/machine.h"
 #include "models/params.h"
 #include "tools/commands.h"
 #include "topologies/builder.h"
 
 namespace wiresim::tools {
 
+struct MachineOptions {
+  std::string topo;
+  std::vector<std::string> settings;
+  std::string params;
+  std::string overlay;
+  std::string p2p = "on";
+  std::string max_memory = "8GiB";
+  std::string max_events = "2e9";
+  std::string format = "table";
+};
+
+// required: the command needs --topo; optional: it has another source (a scenario's);
+// none: the inputs name their topologies (validate), so no --topo, --set or --p2p.
+enum class TopologyOption { required, optional, none };
+
+struct MachineOptionSet {
+  TopologyOption topology = TopologyOption::required;
+  std::string formats = "table, csv or json";   // --format's help; the command checks the value
+};
+
+inline void add_machine_options(CLI::App* cmd, MachineOptions& o, const MachineOptionSet& set) {
+  if (set.topology != TopologyOption::none) {
+    auto* topo = cmd->add_option("--topo", o.topo,
+                                 set.topology == TopologyOption::required ? "topology YAML file"
+                                                                          : "topology YAML file, replacing the scenario's");
+    if (set.topology == TopologyOption::required) topo->required();
+    cmd->add_option("--set", o.settings, "override a topology parameter, e.g. --set nodes=2");
+    cmd->add_option("--p2p", o.p2p, "on (default) or off: NCCL_P2P_DISABLE=1, GPUs exchange through host memory (SHM)");
+  }
+  cmd->add_option("--params", o.params, "model parameter file replacing the built-in models/params.yaml");
+  cmd->add_option("--overlay", o.overlay, "calibration overlay (from `wiresim calibrate fit -o`) laid over the topology");
+  cmd->add_option("--max-memory", o.max_memory, "refuse a simulation estimated to need more memory (default 8GiB)");
+  cmd->add_option("--max-events", o.max_events, "refuse a simulation estimated to take more events (default 2e9)");
+  if (!set.formats.empty()) cmd->add_option("--format", o.format, set.formats);
+}
+
+// --p2p on|off: off is NCCL_P2P_DISABLE=1 (GPUs of a node exchange through host memory).
+inline bool parse_p2p(const std::string& text) {
+  if (text == "on") return true;
+  if (text == "off") return false;
+  throw input::InputError(fmt::format("--p2p: expected on or off, got '{}'", text));
+}
+
+// --params, or the built-in parameters (before any overlay).
+inline models::Params base_params(const MachineOptions& o) {
+  return o.params.empty() ? models::default_params() : models::load_params(o.params);
+}
+
+// What the options load: the graph with the overlay's measured tiers laid over it, the
+// parameters, the transport rule and the limits.
 struct MachineInput {
   topo::LinkGraph graph;
   models::Params params;
+  bool p2p = true;
+  models::Limits limits;
   std::vector<calibrate::AppliedTier> applied;   // what the overlay changed
   std::string overlay;                           // one line naming the overlay; empty: none
   std::optional<double> overlay_error;           // its fit's held-out median |error| (fraction)
   std::string overlay_path;
+
+  // The machine to run on; it refers to this input's graph and parameters.
+  models::Machine machine() const { return models::Machine(graph, params, p2p); }
 };
 
-inline MachineInput load_machine_input(const std::string& topology, const topo::Overrides& overrides,
-                                       const std::string& overlay, const std::string& params) {
+// `topology` and `overrides` are the command's resolved ones (a scenario may name them).
+inline MachineInput load_machine_input(const MachineOptions& o, const std::string& topology,
+                                       const topo::Overrides& overrides) {
   MachineInput in{topo::load_topology(topology, overrides),
-                  params.empty() ? models::default_params() : models::load_params(params), {}, {}, {}, overlay};
+                  base_params(o),
+                  parse_p2p(o.p2p),
+                  {models::parse_max_memory(o.max_memory), models::parse_max_events(o.max_events)},
+                  {}, {}, {}, o.overlay};
   print_warnings(in.graph.warnings);
-  if (!overlay.empty()) {
-    const calibrate::Overlay o = calibrate::read_overlay(overlay);
-    in.applied = calibrate::apply_overlay(in.graph, o);
-    for (const auto& [tier, t] : o.tiers)
-      if (t.bandwidth || t.efficiency)
-        for (auto& [name, arch] : in.params.architectures) arch.link_efficiency[tier] = 1.0;
-    accuracy::apply_parameters(in.params, o);
-    in.overlay = calibrate::describe_overlay(overlay, o);
-    if (o.fit) in.overlay_error = o.fit->held_out_error_after_pct / 100.0;
+  if (!o.overlay.empty()) {
+    const calibrate::Overlay overlay = calibrate::read_overlay(o.overlay);
+    in.applied = calibrate::apply_overlay(in.graph, overlay);
+    accuracy::apply_parameters(in.params, overlay);
+    in.overlay = calibrate::describe_overlay(o.overlay, overlay);
+    if (overlay.fit) in.overlay_error = overlay.fit->held_out_error_after_pct / 100.0;
   }
   return in;
+}
+
+// One line for the outputs when the transport is not NCCL's default; empty otherwise.
+inline std::string transport_note(bool p2p) {
+  return p2p ? std::string() : "transport: --p2p off (NCCL_P2P_DISABLE=1): GPUs of a node exchange through host memory";
 }
 
 // --bands: the interval a prediction at `size` carries (accuracy/bands.h): the overlay's
@@ -54,8 +122,8 @@ inline MachineInput load_machine_input(const std::string& topology, const topo::
 // cross-validated band of the hardware class of `ranks`.
 class PredictionBands {
  public:
-  PredictionBands(const MachineInput& in, const std::vector<topo::DeviceId>& ranks, bool p2p)
-      : in_(in), hw_class_(accuracy::hardware_class(in.graph, ranks, p2p)) {}
+  PredictionBands(const MachineInput& in, const std::vector<topo::DeviceId>& ranks)
+      : in_(in), hw_class_(accuracy::hardware_class(in.graph, ranks, in.p2p)) {}
   accuracy::Band at(double size_bytes) const {
     if (in_.overlay_error) return accuracy::overlay_band(*in_.overlay_error, in_.overlay_path);
     return accuracy::shipped_bands().at(hw_class_, size_bytes);

@@ -8,7 +8,7 @@
 // held as simulated. So: [compute + exposed × low, compute + exposed × high] — a simple rule,
 // stated in the output, not a second simulation.
 //
-//   const StepInterval b = step_band(input, result, /*p2p=*/true);   // b.low_ms, b.high_ms
+//   const StepInterval b = step_band(input, result);   // b.low_ms, b.high_ms
 #pragma once
 
 #include <string>
@@ -24,11 +24,11 @@ struct StepInterval {
   std::string hw_class;
 };
 
-inline StepInterval step_band(const MachineInput& in, const scenarios::StepResult& r, bool p2p = true) {
+inline StepInterval step_band(const MachineInput& in, const scenarios::StepResult& r) {
   std::vector<topo::DeviceId> gpus;
   for (const int g : r.gpu_of_rank)
     if (g >= 0 && g < static_cast<int>(in.graph.gpus().size())) gpus.push_back(in.graph.gpus()[static_cast<std::size_t>(g)]);
-  const PredictionBands bands(in, gpus, p2p);
+  const PredictionBands bands(in, gpus);
   double weight = 0.0, low = 0.0, high = 0.0;
   for (const auto& [kind, c] : r.by_collective) {
     if (c.count <= 0 || c.time.count() <= 0.0 || kind == "weight_load") continue;

@@ -21,11 +21,25 @@ namespace {
 
 std::string repo(const std::string& path) { return std::string(WIRESIM_SOURCE_DIR) + "/" + path; }
 
-StepResult run_file(const std::string& file, StepMethod method = StepMethod::simulate, const std::string& topo = "") {
+// The three ways a step's communication is costed (scenarios/comm_cost.h), by name.
+enum class Method { simulate, analytic, naive };
+
+StepResult step(const Scenario& s, const topo::LinkGraph& g, Method method, const models::Limits& limits = {}) {
+  const models::Machine machine(g, models::default_params());
+  const SimulatedComm simulated;
+  const ClosedFormComm closed_form;
+  const NaiveComm naive;
+  const CommCost& cost = method == Method::naive      ? static_cast<const CommCost&>(naive)
+                         : method == Method::analytic ? static_cast<const CommCost&>(closed_form)
+                                                      : simulated;
+  return run_step(s, machine, cost, limits);
+}
+
+StepResult run_file(const std::string& file, Method method = Method::simulate, const std::string& topo = "") {
   Scenario s = load_scenario(repo("scenarios/" + file));
   if (!topo.empty()) s.topology = repo("topologies/" + topo);
   const topo::LinkGraph g = topo::load_topology(s.topology, s.set);
-  return run_step(s, g, models::default_params(), method);
+  return step(s, g, method);
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {
@@ -43,20 +57,20 @@ TEST_CASE("the worked example's naive estimates are the textbook numbers") {
   // 1.8 TB/s (NVLink 5, bidirectional) = 11.9 ms; 900 GB/s (NVLink 4, bidirectional)
   // = 23.9 ms; 63 GB/s (PCIe 5 x16, per direction) = 341 ms; 50 GB/s (NDR) = 429 ms.
   const double traffic = 160.0 * 2.0 * 4096 * 8192 * 2;
-  CHECK(run_file("llama70b-tp8-prefill.yaml", StepMethod::naive, "hgx-b200.yaml").step.count() ==
+  CHECK(run_file("llama70b-tp8-prefill.yaml", Method::naive, "hgx-b200.yaml").step.count() ==
         doctest::Approx(traffic / 1.8e12).epsilon(1e-6));
-  CHECK(run_file("llama70b-tp8-prefill.yaml", StepMethod::naive).step.count() ==
+  CHECK(run_file("llama70b-tp8-prefill.yaml", Method::naive).step.count() ==
         doctest::Approx(traffic / 0.9e12).epsilon(1e-6));
-  CHECK(run_file("llama70b-tp8-prefill.yaml", StepMethod::naive, "pcie-h100-8gpu-2socket.yaml").step.count() ==
+  CHECK(run_file("llama70b-tp8-prefill.yaml", Method::naive, "pcie-h100-8gpu-2socket.yaml").step.count() ==
         doctest::Approx(traffic / 63e9).epsilon(1e-6));
-  CHECK(run_file("llama70b-tp8-prefill-ib.yaml", StepMethod::naive).step.count() ==
+  CHECK(run_file("llama70b-tp8-prefill-ib.yaml", Method::naive).step.count() ==
         doctest::Approx(traffic / 50e9).epsilon(1e-6));
 }
 
 TEST_CASE("simulated NVLink steps are slower than the naive bidirectional estimate") {
   // Per direction NVLink 4 carries 450 GB/s raw (~375 achieved), not 900: the simulated
   // step must exceed the naive one, and by less than the 2.4x that 900 / 375 gives.
-  const double naive = run_file("llama70b-tp8-prefill.yaml", StepMethod::naive).step.count();
+  const double naive = run_file("llama70b-tp8-prefill.yaml", Method::naive).step.count();
   const double sim = run_file("llama70b-tp8-prefill.yaml").step.count();
   CHECK(sim > 1.3 * naive);
   CHECK(sim < 2.4 * naive);
@@ -103,7 +117,7 @@ TEST_CASE("a TP=4 group spread over both sockets pays NCCL's SHM staging on the 
 }
 
 TEST_CASE("the closed form agrees with the simulation when groups do not contend") {
-  const double a = run_file("llama70b-tp8-prefill.yaml", StepMethod::analytic).step.count();
+  const double a = run_file("llama70b-tp8-prefill.yaml", Method::analytic).step.count();
   const double s = run_file("llama70b-tp8-prefill.yaml").step.count();
   CHECK(a == doctest::Approx(s).epsilon(0.02));
 }
@@ -115,7 +129,7 @@ TEST_CASE("a roofline adds compute and leaves communication exposed") {
                                                            "compute: {peak_flops: 989TFLOP/s, memory_bandwidth: 3.35TB/s}\n");
   Scenario s = load_scenario(path);
   const topo::LinkGraph g = topo::load_topology(s.topology);
-  const StepResult r = run_step(s, g, models::default_params(), StepMethod::simulate);
+  const StepResult r = step(s, g, Method::simulate);
   // Prefill is compute-bound: 2 x 4096 tokens x (2 x 8192^2 + 2 x 8192 x 1024 + 3 x 8192 x
   // 32768) params / 8 GPUs / 989 TFLOP/s per layer, 80 layers: ~59 ms.
   const double per_layer = 2.0 * 4096 * (2.0 * 8192 * 8192 + 2.0 * 8192 * 1024 + 3.0 * 8192 * 32768) / 8 / 989e12;
@@ -158,14 +172,14 @@ TEST_CASE("bad scenarios are refused with file, line and what would be valid") {
 TEST_CASE("a layout that needs more GPUs than the topology has is refused") {
   Scenario s = load_scenario(repo("scenarios/llama70b-2node-tp16.yaml"));
   const topo::LinkGraph g = topo::load_topology(repo("topologies/hgx-h100.yaml"));
-  CHECK_THROWS_WITH_AS(run_step(s, g, models::default_params(), StepMethod::simulate),
+  CHECK_THROWS_WITH_AS(step(s, g, Method::simulate),
                        doctest::Contains("16 GPUs, but the topology has 8"), sim::InputError);
 }
 
 TEST_CASE("model load: 140 GB over PCIe 5 vs NVLink-C2C") {
   // Naive floor: 140 GB over one Gen5 x16 link at 63 GB/s = 2.22 s; the simulation runs at the
   // achievable rate (63 x 0.84 = 52.9 GB/s): 2.65 s. Over C2C (225 GB/s per GPU) it is ~3.5x faster.
-  const StepResult naive = run_file("model-load-pcie5.yaml", StepMethod::naive);
+  const StepResult naive = run_file("model-load-pcie5.yaml", Method::naive);
   CHECK(naive.step.count() == doctest::Approx(140e9 / 63e9).epsilon(1e-3));
   const StepResult pcie = run_file("model-load-pcie5.yaml");
   CHECK(pcie.step.count() == doctest::Approx(140e9 / (63e9 * 0.84)).epsilon(1e-3));
@@ -196,7 +210,7 @@ StepResult run_with_micro_batches(const std::string& file, int m) {
   Scenario s = load_scenario(repo("scenarios/" + file));
   s.workload.micro_batches = m;
   const topo::LinkGraph g = topo::load_topology(s.topology, s.set);
-  return run_step(s, g, models::default_params(), StepMethod::simulate);
+  return step(s, g, Method::simulate);
 }
 
 }  // namespace
@@ -273,7 +287,7 @@ TEST_CASE("micro-batches: a given layer_time is shared out by tokens, and a deco
                                                             "layout: {tp: 8}\ncompute: {layer_time: 200us}\n");
   Scenario s = load_scenario(given);
   const topo::LinkGraph g = topo::load_topology(s.topology);
-  CHECK(run_step(s, g, models::default_params(), StepMethod::simulate).compute.count() ==
+  CHECK(step(s, g, Method::simulate).compute.count() ==
         doctest::Approx(80 * 200e-6).epsilon(1e-9));
   // A memory-bound decode reads every weight once per micro-batch: splitting it costs compute.
   const std::string decode = write_temp("mb_decode.yaml", std::string("topology: ") + repo("topologies/hgx-h100.yaml") +
@@ -282,9 +296,9 @@ TEST_CASE("micro-batches: a given layer_time is shared out by tokens, and a deco
                                                               "layout: {tp: 8}\n"
                                                               "compute: {peak_flops: 989TFLOP/s, memory_bandwidth: 3.35TB/s}\n");
   Scenario d = load_scenario(decode);
-  const StepResult d1 = run_step(d, g, models::default_params(), StepMethod::simulate);
+  const StepResult d1 = step(d, g, Method::simulate);
   d.workload.micro_batches = 2;
-  const StepResult d2 = run_step(d, g, models::default_params(), StepMethod::simulate);
+  const StepResult d2 = step(d, g, Method::simulate);
   CHECK(d2.compute.count() > 1.5 * d1.compute.count());
 }
 
@@ -311,13 +325,13 @@ TEST_CASE("a step too big to simulate is refused up front, from an estimate with
     CAPTURE(file);
     Scenario s = load_scenario(repo(std::string("scenarios/") + file));
     const topo::LinkGraph g = topo::load_topology(s.topology, s.set);
-    const double real = static_cast<double>(run_step(s, g, models::default_params(), StepMethod::simulate).dag.size());
+    const double real = static_cast<double>(step(s, g, Method::simulate).dag.size());
     const auto limit = [&](double factor) {
       return models::Limits{sim::Bytes{real * models::kBytesPerNode * factor}, 2e9};
     };
-    CHECK_THROWS_WITH_AS(run_step(s, g, models::default_params(), StepMethod::simulate, limit(0.4)),
+    CHECK_THROWS_WITH_AS(step(s, g, Method::simulate, limit(0.4)),
                          doctest::Contains("--max-memory"), sim::InputError);
-    CHECK_NOTHROW(run_step(s, g, models::default_params(), StepMethod::simulate, limit(2.5)));
+    CHECK_NOTHROW(step(s, g, Method::simulate, limit(2.5)));
   }
 }
 

@@ -72,3 +72,43 @@ TEST_CASE("transfer_dag: bad input is refused") {
   CHECK_THROWS_AS(dag.add_delay(Seconds{0}, 9), std::out_of_range);
   CHECK_THROWS_AS(dag.add_dependency(0, 1), std::out_of_range);
 }
+
+TEST_CASE("transfer_dag: append splices a part in, renaming its tracks and keeping its dependencies") {
+  TransferDag part;
+  const std::vector<LinkId> route{2, 5};
+  const NodeId launch = part.add_delay(Seconds{1e-6}, part.intern_label("launch"), 0);
+  const NodeId send = part.add_transfer(route, Bytes{4e6}, Seconds{3e-6}, BytesPerSec{2e9}, part.intern_label("send"), 1, 0);
+  const NodeId implicit = part.add_transfer(route, Bytes{1e6}, std::nullopt, BytesPerSec::unlimited(),
+                                            part.intern_label("send"), 7, 1);
+  part.add_dependency(launch, send);
+  part.add_dependency(launch, implicit);
+
+  TransferDag dag;
+  const NodeId before = dag.add_delay(Seconds{2e-6}, dag.intern_label("compute"), 9);
+  const std::vector<std::uint32_t> tracks{10, 11, 12};
+  const NodeId offset = dag.append(part, tracks);
+  CHECK(offset == before + 1);
+  REQUIRE(dag.size() == 4);
+  // Tracks and peers renamed; a track past the list takes its last entry.
+  CHECK(dag.node(offset).track == 10);
+  CHECK(dag.node(offset + 1).track == 11);
+  CHECK(dag.node(offset + 1).peer == 10);
+  CHECK(dag.node(offset + 2).track == 12);
+  CHECK(dag.node(offset + 2).peer == 11);
+  // Bytes, rates, latencies (explicit or not), links and labels carried over.
+  CHECK(dag.node(offset + 1).bytes.count() == 4e6);
+  CHECK(dag.node(offset + 1).rate_cap.count() == 2e9);
+  CHECK(dag.latency_is_explicit(offset + 1));
+  CHECK(dag.node(offset + 1).latency.count() == 3e-6);
+  CHECK_FALSE(dag.latency_is_explicit(offset + 2));
+  CHECK(std::vector<LinkId>(dag.links(offset + 2).begin(), dag.links(offset + 2).end()) == route);
+  CHECK(dag.labels()[dag.node(offset + 1).label] == "send");
+  CHECK(dag.labels()[dag.node(before).label] == "compute");
+  CHECK(as_vector(dag.successors(offset)) == std::vector<NodeId>{offset + 1, offset + 2});
+  CHECK(dag.successors(before).empty());
+  // No track list: tracks kept.
+  TransferDag same;
+  same.append(part);
+  CHECK(same.node(2).track == 7);
+  CHECK(same.node(2).peer == 1);
+}

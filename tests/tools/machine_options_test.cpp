@@ -1,0 +1,83 @@
+// The machine options (tools/machine_input.h) are one group: every simulating command takes
+// them, and each reaches what the command runs — validate's overlay, run's and sweep's --p2p.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/tools/run_binary.h"
+
+using namespace wiresim_test;
+
+namespace {
+
+// The long options a subcommand's --help lists.
+bool lists(const std::string& help, const std::string& option) {
+  return help.find(option + " ") != std::string::npos || help.find(option + "\n") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("coll, run, sweep and calibrate compare list the same machine options; validate the ones it can use") {
+  const std::vector<std::string> all{"--topo", "--set", "--p2p", "--params", "--overlay", "--max-memory", "--max-events"};
+  for (const char* cmd : {"coll", "run", "sweep", "calibrate compare"}) {
+    const Run r = wiresim(std::string(cmd) + " --help");
+    CAPTURE(cmd);
+    REQUIRE(r.exit_code == 0);
+    for (const auto& o : all) CHECK_MESSAGE(lists(r.out, o), o);
+  }
+  const Run v = wiresim("validate --help");
+  REQUIRE(v.exit_code == 0);
+  for (const char* o : {"--params", "--overlay", "--max-memory", "--max-events", "--format"}) CHECK_MESSAGE(lists(v.out, o), o);
+  // Data sets name their own topology and transport: validate takes no --topo, --set or --p2p.
+  for (const char* o : {"--topo", "--set", "--p2p"}) CHECK_MESSAGE(!lists(v.out, o), o);
+}
+
+TEST_CASE("validate --overlay: the overlay's parameters and measured tiers change the predictions") {
+  const std::string set = "validation/data/h100_hgx8_allreduce_nccl-tests-i290.csv";
+  const auto predicted = [&](const std::string& extra) {
+    const Run r = wiresim("validate " + set + " --format json" + extra);
+    CAPTURE(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    std::vector<double> us;
+    for (const auto& p : j["datasets"][0]["points"]) us.push_back(p["predicted_us"].get<double>());
+    return std::make_pair(us, j.contains("overlay"));
+  };
+  const auto [plain, plain_named] = predicted("");
+  CHECK_FALSE(plain_named);
+  // A 40 us launch overhead on Hopper: every size gets slower by about that much or more.
+  const fs::path launch = scratch() / "launch-overlay.yaml";
+  std::ofstream(launch) << "parameters:\n  architecture: hopper\n  launch_overhead: 40us\n";
+  const auto [slow, slow_named] = predicted(" --overlay " + launch.string());
+  CHECK(slow_named);
+  REQUIRE(slow.size() == plain.size());
+  for (std::size_t i = 0; i < plain.size(); ++i) CHECK(slow[i] > plain[i] + 10.0);
+  // A measured NVLink rate of a quarter of the nominal: the largest size takes far longer.
+  const fs::path tier = scratch() / "tier-overlay.yaml";
+  std::ofstream(tier) << "tiers:\n  nvlink: {bandwidth: 100GB/s}\n";
+  const auto [narrow, narrow_named] = predicted(" --overlay " + tier.string());
+  CHECK(narrow_named);
+  CHECK(narrow.back() > 2.0 * plain.back());
+}
+
+TEST_CASE("run --p2p off reaches the step: GPUs of a PCIe box exchange through host memory, and the output says so") {
+  const std::string scenario = "run scenarios/llama8b-tp4-pcie-switch.yaml --format json";
+  const Run on = wiresim(scenario);
+  const Run off = wiresim(scenario + " --p2p off");
+  REQUIRE(on.exit_code == 0);
+  REQUIRE(off.exit_code == 0);
+  const auto a = nlohmann::json::parse(on.out), b = nlohmann::json::parse(off.out);
+  CHECK_FALSE(a.contains("p2p"));
+  CHECK(b["p2p"] == false);
+  // Through host memory at the SHM rate, not PCIe peer-to-peer: slower.
+  CHECK(b["step_time_ms"].get<double>() > 1.05 * a["step_time_ms"].get<double>());
+  const Run table = wiresim("run scenarios/llama8b-tp4-pcie-switch.yaml --p2p off");
+  CHECK(table.out.find("NCCL_P2P_DISABLE=1") != std::string::npos);
+  const Run bad = wiresim("run scenarios/llama8b-tp4-pcie-switch.yaml --p2p maybe");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--p2p: expected on or off") != std::string::npos);
+}
