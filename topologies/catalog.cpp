@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -145,8 +146,10 @@ std::map<std::string, CatalogEntry> read_accelerators(const Value& v) {
   return out;
 }
 
+// Topology paths are relative to `topology_dir` for text, else to the file that wrote them, so
+// that a catalogue including another (docs/catalog.md) finds the topologies of both.
 CatalogEntry read_system(const Value::Entry& e, const std::map<std::string, CatalogEntry>& accelerators,
-                         const fs::path& topology_dir) {
+                         const std::optional<fs::path>& topology_dir) {
   const std::string path = join_path("systems", e.key);
   input::require_map(e.value, path);
   input::check_keys(e.value, kSystemKeys, path);
@@ -163,7 +166,8 @@ CatalogEntry read_system(const Value::Entry& e, const std::map<std::string, Cata
   entry.name = e.key;
   const Value& topo = require(e.value, "topology", path);
   entry.topology = input::as_string(topo, join_path(path, "topology"));
-  entry.topology_path = (topology_dir / entry.topology).lexically_normal().string();
+  const fs::path dir = topology_dir ? *topology_dir : fs::path(topo.at.file ? *topo.at.file : "").parent_path();
+  entry.topology_path = (dir / entry.topology).lexically_normal().string();
   // A catalogue whose topology is missing cannot be planned with: say so where it is named.
   if (!fs::is_regular_file(entry.topology_path))
     fail(topo, fmt::format("{}.topology: no file '{}' (looked for {})", path, entry.topology,
@@ -171,7 +175,7 @@ CatalogEntry read_system(const Value::Entry& e, const std::map<std::string, Cata
   return entry;
 }
 
-Catalog build(const Value& doc, const std::string& file_name, const fs::path& topology_dir) {
+Catalog build(const Value& doc, const std::string& file_name, const std::optional<fs::path>& topology_dir) {
   input::check_keys(doc, kTopKeys, "");
   const auto accelerators = read_accelerators(require(doc, "accelerators", ""));
   const Value& systems = require(doc, "systems", "");
@@ -237,8 +241,7 @@ const CatalogEntry& Catalog::at(std::string_view system) const {
 }
 
 Catalog load_catalog(const std::string& path, const Overrides& overrides) {
-  const fs::path dir = fs::path(path).parent_path();
-  return with_overrides(build(input::read_document(path, {}), path, dir), overrides);
+  return with_overrides(build(input::read_document(path, {}), path, std::nullopt), overrides);
 }
 
 Catalog load_catalog_text(const std::string& yaml, const std::string& file_name,

@@ -37,7 +37,7 @@ struct Sourced {
 
 struct CatalogEntry {
   std::string name;            // the system: "hgx-h100"
-  std::string topology;        // as written in the catalogue, relative to its folder
+  std::string topology;        // as written, relative to the folder of the file it is in
   std::string topology_path;   // that file, resolved: what load_topology takes
   std::string accelerator;     // the catalogue's accelerator key: "H100-SXM"
   std::string model;           // its description: "NVIDIA H100 SXM5 80GB"

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -224,4 +225,23 @@ TEST_CASE("bad --set: unknown system, figure or dtype; a value without its unit"
   CHECK(error("hgx-h100.peak_flops.bf61=1PFLOP/s").find("did you mean 'bf16'") != std::string::npos);
   CHECK(error("hgx-h100.memory=80").find("--set hgx-h100.memory: expected a size with a unit") != std::string::npos);
   CHECK(error("hgx-h100.price_per_gpu_hour_usd=-1").find("expected a positive price") != std::string::npos);
+}
+
+TEST_CASE("an edited copy elsewhere may include the shipped catalogue and change one figure") {
+  const auto dir = std::filesystem::temp_directory_path() / "wiresim_catalog_test";
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / "mine.yaml").string();
+  std::ofstream(path) << "include: " << kTopologyDir << "/catalog.yaml\n"
+                      << "accelerators:\n"
+                      << "  H100-SXM:\n"
+                      << "    price_per_gpu_hour_usd: {value: 2.1, source: our contract, date: 2026-12-01}\n";
+  const Catalog c = load_catalog(path);
+  CHECK(c.entries.size() == default_catalog().entries.size());
+  // Systems of that accelerator all take the new figure; topologies still resolve to the
+  // shipped folder, where the included file names them.
+  CHECK(*c.at("hgx-h100").price_per_gpu_hour_usd.value == 2.1);
+  CHECK(*c.at("cluster-h100-ib").price_per_gpu_hour_usd.value == 2.1);
+  CHECK(c.at("hgx-h100").price_per_gpu_hour_usd.source == "our contract");
+  CHECK(std::filesystem::equivalent(c.at("hgx-h100").topology_path, kTopologyDir + "/hgx-h100.yaml"));
+  std::filesystem::remove_all(dir);
 }
