@@ -136,6 +136,8 @@ TEST_CASE("every YAML file in topologies/ loads and cites its sources") {
   int files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(kDir)) {
     if (entry.path().extension() != ".yaml") continue;
+    // The hardware catalogue sits beside the topologies it names; catalog_test.cpp checks it.
+    if (entry.path().filename() == "catalog.yaml") continue;
     CAPTURE(entry.path().string());
     ++files;
     const LinkGraph g = load_topology(entry.path().string());
