@@ -8,7 +8,7 @@
 
 #include "input/keys.h"
 #include "input/yaml.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 #include "topologies/routes.h"
 
 namespace wiresim::accuracy {

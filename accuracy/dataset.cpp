@@ -14,13 +14,13 @@
 #include "input/yaml.h"
 
 #include "models/collective.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 
 namespace wiresim::accuracy {
 namespace {
 
 namespace fs = std::filesystem;
-using sim::InputError;
+using input::InputError;
 
 // The first collective named on a '# collective:' line ("all_reduce_perf_mpi, float" -> all_reduce).
 std::string collective_of(const std::string& line) {

@@ -43,7 +43,7 @@ struct Mapping {
   std::optional<std::string> unmapped;   // why no topology stands for this hardware
 };
 
-// Throws sim::InputError at file:line:column for anything it does not understand.
+// Throws input::InputError at file:line:column for anything it does not understand.
 std::map<std::string, Mapping> read_map(const std::string& path);
 
 struct Measurement {

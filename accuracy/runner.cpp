@@ -7,13 +7,13 @@
 
 #include "models/machine.h"
 #include "models/predict.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 
 namespace wiresim::accuracy {
 namespace {
 
 namespace fs = std::filesystem;
-using sim::InputError;
+using input::InputError;
 
 }  // namespace
 

@@ -16,7 +16,7 @@
 #include "models/fidelity.h"
 #include "models/plan.h"
 #include "sim/executor.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 #include "topologies/builder.h"
 
 using namespace wiresim;
@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
     const int aggregation = argc > 5 ? std::atoi(argv[5]) : 1;
     const std::string topology = argc > 6 ? argv[6] : "topologies/cluster-h100-ib.yaml";
     const auto protocol = models::parse_protocol(argc > 7 ? argv[7] : "simple");
-    if (!op || !algorithm || !protocol) throw sim::InputError("unknown collective, algorithm or protocol");
+    if (!op || !algorithm || !protocol) throw input::InputError("unknown collective, algorithm or protocol");
 
     double t0 = bench::now_s(), c0 = bench::cpu_s();
     const topo::LinkGraph graph = topo::load_topology(topology, {{"nodes", nodes}});

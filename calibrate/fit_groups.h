@@ -40,7 +40,7 @@ struct GroupFit {
   AlphaBetaFit fit;
 };
 
-// Throws sim::InputError (at the log's first row) when the collective or the rank count is unknown.
+// Throws input::InputError (at the log's first row) when the collective or the rank count is unknown.
 FitGroup group_from_log(const NcclTestsLog& log);
 std::vector<FitGroup> groups_from_probe(std::span<const ProbeRow> rows, const std::string& source);
 std::vector<GroupFit> fit_groups(const std::vector<FitGroup>& groups, const FitOptions& options = {});

@@ -11,7 +11,7 @@
 // from `# Collective test starting: X_perf`, else from the binary on the command line, else
 // from the table itself (redop, root and size/count: see infer_collective in the .cpp).
 // A row with the wrong number of fields or a non-numeric field, or a log with no table at
-// all, throws sim::InputError at its line.
+// all, throws input::InputError at its line.
 //
 //   NcclTestsLog log = read_nccl_tests_log("tests/data/calibrate/log_allreduce_....txt");
 //   fmt::print("{} ranks, {} sizes, {}\n", log.rank_count(), log.rows.size(),

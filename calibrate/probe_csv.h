@@ -1,6 +1,6 @@
 // ProbeRow: one line of the probe's CSV (format in calibrate/probe_format.h, docs/calibrate.md).
 //
-// read_probe_csv checks the header and every field (a bad row throws sim::InputError at its
+// read_probe_csv checks the header and every field (a bad row throws input::InputError at its
 // line and column); write_probe_csv writes the same format, so a file round-trips.
 //
 //   std::vector<ProbeRow> rows = read_probe_csv("calibrate/results/2025-01-01-H100.csv");

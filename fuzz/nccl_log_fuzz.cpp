@@ -1,11 +1,11 @@
 // Fuzz target: nccl-tests output -> NcclTestsLog (calibrate/nccl_tests_log.h). Bad input
-// must end in sim::InputError; anything else that escapes is a bug.
+// must end in input::InputError; anything else that escapes is a bug.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "calibrate/nccl_tests_log.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto log = wiresim::calibrate::parse_nccl_tests_log(text, "fuzz.txt");
     (void)log.rank_count();
     (void)log.host_count();
-  } catch (const wiresim::sim::InputError&) {
+  } catch (const wiresim::input::InputError&) {
   }
   return 0;
 }

@@ -1,6 +1,6 @@
 // Fuzz target: scenario YAML -> Scenario (scenarios/scenario.h). The loader reads a path,
 // so each input goes through a file of this process's own. Bad input must end in
-// sim::InputError; anything else that escapes is a bug.
+// input::InputError; anything else that escapes is a bug.
 #include <unistd.h>
 
 #include <cstddef>
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "scenarios/scenario.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const std::string path = "/tmp/wiresim_fuzz_scenario_" + std::to_string(::getpid()) + ".yaml";
@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   try {
     (void)wiresim::scenarios::load_scenario(path);
-  } catch (const wiresim::sim::InputError&) {
+  } catch (const wiresim::input::InputError&) {
   }
   return 0;
 }

@@ -1,11 +1,11 @@
 // Fuzz target: topology YAML -> LinkGraph (topologies/builder.h), then routes and the text
-// views `wiresim topo` prints. Bad input must end in sim::InputError; anything else that
+// views `wiresim topo` prints. Bad input must end in input::InputError; anything else that
 // escapes (another exception, a crash, a leak, undefined behaviour) is a bug.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-#include "sim/input_error.h"
+#include "input/input_error.h"
 #include "topologies/builder.h"
 #include "topologies/describe.h"
 #include "topologies/routes.h"
@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const wiresim::topo::Router router(graph);
     (void)wiresim::topo::topo_summary(graph, router);
     (void)wiresim::topo::topo_matrix(graph, router);
-  } catch (const wiresim::sim::InputError&) {
+  } catch (const wiresim::input::InputError&) {
   }
   return 0;
 }

@@ -3,13 +3,13 @@
 #include <fmt/format.h>
 
 #include "models/algorithm.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 
 namespace wiresim::models {
 
 Estimate estimate(const Machine& machine, const Problem& problem, const Choice& choice) {
   if (auto reason = why_not(machine, problem, choice.algorithm, choice.protocol))
-    throw sim::InputError(fmt::format("--algo {}: {}", to_string(choice.algorithm), *reason));
+    throw input::InputError(fmt::format("--algo {}: {}", to_string(choice.algorithm), *reason));
   Plan scratch;
   PlanBuilder b(machine, problem, choice, scratch);
   Estimate e = descriptor(choice.algorithm).closed_form(b, scratch.dag.node(b.launch()).latency);

@@ -24,7 +24,7 @@ struct Estimate {
   std::string formula;   // the formula with its numbers, for --explain
 };
 
-// Throws sim::InputError when the algorithm does not apply (same reasons as expand()).
+// Throws input::InputError when the algorithm does not apply (same reasons as expand()).
 Estimate estimate(const Machine& machine, const Problem& problem, const Choice& choice);
 
 }  // namespace wiresim::models

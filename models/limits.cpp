@@ -9,7 +9,7 @@
 
 #include "models/algorithm.h"
 #include "models/plan.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 
 namespace wiresim::models {
 
@@ -31,11 +31,11 @@ void check_plan_limits(const Machine& machine, const Problem& problem, const Cho
                                        to_string(problem.op), sim::format_size(problem.size), problem.ranks.size(),
                                        to_string(choice.algorithm), to_string(choice.protocol), e.nodes);
   if (e.memory > limits.max_memory)
-    throw sim::InputError(fmt::format("{}, needing about {} of memory; the limit is {} (--max-memory); "
+    throw input::InputError(fmt::format("{}, needing about {} of memory; the limit is {} (--max-memory); "
                                       "use fewer GPUs, smaller sizes or --aggregate", what,
                                       sim::format_size(e.memory), sim::format_size(limits.max_memory)));
   if (e.events > limits.max_events)
-    throw sim::InputError(fmt::format("{}, about {:.3g} events; the limit is {:.3g} (--max-events); "
+    throw input::InputError(fmt::format("{}, about {:.3g} events; the limit is {:.3g} (--max-events); "
                                       "use fewer GPUs, smaller sizes or --aggregate", what, e.events,
                                       limits.max_events));
 }
@@ -46,7 +46,7 @@ sim::Bytes parse_max_memory(const std::string& text) {
     if (b.count() < 1.0) throw std::invalid_argument("expected at least 1B");
     return b;
   } catch (const std::invalid_argument& e) {
-    throw sim::InputError(fmt::format("--max-memory: {}", e.what()));
+    throw input::InputError(fmt::format("--max-memory: {}", e.what()));
   }
 }
 
@@ -59,7 +59,7 @@ double parse_max_events(const std::string& text) {
     used = 0;
   }
   if (used != text.size() || !(v >= 1.0) || !std::isfinite(v))
-    throw sim::InputError(fmt::format("--max-events: expected a count such as 2e9, got '{}'", text));
+    throw input::InputError(fmt::format("--max-events: expected a count such as 2e9, got '{}'", text));
   return v;
 }
 

@@ -9,7 +9,7 @@
 // The engine handles about two events per node (its start and its end).
 //
 //   Problem p{...};  p.limits.max_memory = parse_size("2GiB");
-//   check_plan_limits(machine, p, choice);   // throws sim::InputError when it would not fit
+//   check_plan_limits(machine, p, choice);   // throws input::InputError when it would not fit
 #pragma once
 
 #include <string>
@@ -42,7 +42,7 @@ struct PlanEstimate {
 // the real plan for every algorithm.
 PlanEstimate estimate_plan(const Machine& machine, const Problem& problem, const Choice& choice);
 
-// Throws sim::InputError naming the estimate and the limit when the plan would exceed
+// Throws input::InputError naming the estimate and the limit when the plan would exceed
 // problem.limits.
 void check_plan_limits(const Machine& machine, const Problem& problem, const Choice& choice);
 

@@ -88,7 +88,7 @@ struct Params {
 };
 
 const Params& default_params();
-// Throws sim::InputError at file:line:column for anything it does not understand.
+// Throws input::InputError at file:line:column for anything it does not understand.
 Params load_params(const std::string& path);
 Params parse_params(std::string_view yaml_text, const std::string& source);
 

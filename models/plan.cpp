@@ -11,7 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "models/algorithm.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 
 namespace wiresim::models {
 
@@ -114,9 +114,9 @@ std::optional<std::string> why_not(const Machine& machine, const Problem& proble
 
 Plan expand(const Machine& machine, const Problem& problem, const Choice& choice) {
   if (auto reason = why_not(machine, problem, choice.algorithm, choice.protocol))
-    throw sim::InputError(fmt::format("--algo {}: {}", to_string(choice.algorithm), *reason));
+    throw input::InputError(fmt::format("--algo {}: {}", to_string(choice.algorithm), *reason));
   if (choice.channels < 1 || choice.channels > 64)
-    throw sim::InputError(fmt::format("channels must be 1..64, got {}", choice.channels));
+    throw input::InputError(fmt::format("channels must be 1..64, got {}", choice.channels));
   check_plan_limits(machine, problem, choice);
   Plan plan;
   PlanBuilder b(machine, problem, choice, plan);

@@ -65,7 +65,7 @@ struct Plan {
 // problem's own faults, then the algorithm's descriptor (collectives, protocols, why_not).
 std::optional<std::string> why_not(const Machine& machine, const Problem& problem, Algorithm algorithm,
                                    Protocol protocol);
-// The algorithm's descriptor's expansion. Throws sim::InputError with why_not's reason when
+// The algorithm's descriptor's expansion. Throws input::InputError with why_not's reason when
 // the algorithm does not apply.
 Plan expand(const Machine& machine, const Problem& problem, const Choice& choice);
 

@@ -39,7 +39,7 @@ struct Prediction {
   bool error_measured = false;  // aggregation or extrapolation measured `error`; windows do not
 };
 
-// Throws sim::InputError when nothing applies (tune) or the plan exceeds problem.limits.
+// Throws input::InputError when nothing applies (tune) or the plan exceeds problem.limits.
 Prediction predict(const Machine& machine, const Problem& problem, const PredictOptions& options = {});
 
 }  // namespace wiresim::models

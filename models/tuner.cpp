@@ -4,7 +4,7 @@
 
 #include "models/algorithm.h"
 #include "models/alpha_beta.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 
 namespace wiresim::models {
 namespace {
@@ -60,7 +60,7 @@ Decision tune(const Machine& machine, const Problem& problem, const TunerOptions
       }
       d.candidates.push_back(std::move(c));
     }
-  if (!best_time) throw sim::InputError(first_refusal.empty() ? "no algorithm applies" : first_refusal);
+  if (!best_time) throw input::InputError(first_refusal.empty() ? "no algorithm applies" : first_refusal);
   return d;
 }
 

@@ -44,7 +44,7 @@ struct Decision {
 // (enqueue.cc topoGetAlgoInfo). Other algorithms keep `channels`.
 int channels_for_size(const Problem& problem, Algorithm algorithm, Protocol protocol, int channels);
 
-// Throws sim::InputError when nothing applies (a forced algorithm that does not fit, say).
+// Throws input::InputError when nothing applies (a forced algorithm that does not fit, say).
 Decision tune(const Machine& machine, const Problem& problem, const TunerOptions& options);
 
 }  // namespace wiresim::models

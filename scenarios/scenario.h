@@ -87,7 +87,7 @@ struct Scenario {
   std::optional<models::Protocol> tp_protocol;
 };
 
-// Throws sim::InputError at file:line:column for anything unknown, missing or invalid
+// Throws input::InputError at file:line:column for anything unknown, missing or invalid
 // (a layout that does not divide the heads, layers or experts, say).
 Scenario load_scenario(const std::string& path, const std::map<std::string, std::string>& overrides = {});
 // A model file alone (for `wiresim sweep --model M.yaml`): the `model:` mapping, or a file

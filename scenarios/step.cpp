@@ -10,7 +10,7 @@
 #include "models/limits.h"
 #include "scenarios/comm_cost.h"
 #include "scenarios/sweep.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 
 namespace wiresim::scenarios {
 namespace {
@@ -266,7 +266,7 @@ void build_load(StepBuilder& b, const Scenario& s, const topo::LinkGraph& graph,
       const auto& dev = graph.device(d);
       if (dev.kind == topo::DeviceKind::cpu && dev.node == g.node && (dev.socket == g.socket || g.socket < 0)) host = d;
     }
-    if (!host) throw sim::InputError(fmt::format("load: {} has no host CPU in {}", g.name, graph.source));
+    if (!host) throw input::InputError(fmt::format("load: {} has no host CPU in {}", g.name, graph.source));
     const NodeId copied = b.copy(*host, gpu_of_rank[r], share, "weight_load", "weights host->gpu");
     if (first == kNone) first = copied;
     b.dag().add_dependency(copied, loaded);
@@ -294,7 +294,7 @@ std::vector<int> place_ranks(const Layout& layout, const topo::LinkGraph& graph)
   for (int r = 0; r < n; ++r) {
     std::size_t k = r % nodes.size();
     for (std::size_t tries = 0; used[k] >= nodes[k].size() && tries < nodes.size(); ++tries) k = (k + 1) % nodes.size();
-    if (used[k] >= nodes[k].size()) throw sim::InputError("layout: spread placement ran out of GPUs");
+    if (used[k] >= nodes[k].size()) throw input::InputError("layout: spread placement ran out of GPUs");
     out[r] = nodes[k][used[k]++];
   }
   return out;
@@ -469,17 +469,17 @@ StepResult run_step(const Scenario& s, const models::Machine& machine, const Com
   const topo::LinkGraph& graph = machine.graph();
   const int gpus = static_cast<int>(graph.gpus().size());
   if (auto why = layout_problem(s.model, s.layout, gpus))
-    throw sim::InputError(s.file, 0, 0, fmt::format("layout: {} (topology {})", *why, graph.source));
+    throw input::InputError(s.file, 0, 0, fmt::format("layout: {} (topology {})", *why, graph.source));
   StepResult result;
   result.gpu_of_rank = place_ranks(s.layout, graph);
   const Layout& l = s.layout;
   const int kv_target = s.workload.decode_offset > 0 ? s.workload.decode_offset : -1;
   if (kv_target >= 0 && kv_target + l.gpus() > static_cast<int>(graph.gpus().size()))
-    throw sim::InputError(s.file, 0, 0,
+    throw input::InputError(s.file, 0, 0,
                           fmt::format("workload.disaggregation: the decode GPUs {}..{} are beyond the {} GPUs of {}",
                                       kv_target, kv_target + l.gpus() - 1, graph.gpus().size(), graph.source));
   if (kv_target >= 0 && l.placement != Placement::pack)
-    throw sim::InputError(s.file, 0, 0, "workload.disaggregation: needs placement pack (decode GPUs are shifted ranks)");
+    throw input::InputError(s.file, 0, 0, "workload.disaggregation: needs placement pack (decode GPUs are shifted ranks)");
   if (cost.expands()) {
     // Refused up front, with the estimate and the limit, rather than killed for memory.
     const CountingComm counting(cost);
@@ -488,7 +488,7 @@ StepResult run_step(const Scenario& s, const models::Machine& machine, const Com
     const double nodes = counter.estimated_nodes();
     const sim::Bytes memory{nodes * models::kBytesPerNode};
     if (memory > limits.max_memory || 2.0 * nodes > limits.max_events)
-      throw sim::InputError(
+      throw input::InputError(
           s.file, 0, 0,
           fmt::format("the step (layout {}x{}x{}x{}, {} micro-batch{}) expands to about {:.3g} transfers and delays, "
                       "needing about {} of memory and {:.3g} events; the limits are {} (--max-memory) and {:.3g} "

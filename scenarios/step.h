@@ -75,7 +75,7 @@ struct StepResult {
   sim::RunResult run;
 };
 
-// Throws sim::InputError when the layout does not fit the machine's topology, or (a strategy
+// Throws input::InputError when the layout does not fit the machine's topology, or (a strategy
 // that expands collectives) when the step's DAG, estimated before it is built, would exceed
 // `limits`.
 StepResult run_step(const Scenario& scenario, const models::Machine& machine, const CommCost& cost,

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/input_error.h"
+#include "input/input_error.h"
 
 namespace wiresim::scenarios {
 namespace {
@@ -113,7 +113,7 @@ SweepResult run_sweep(const SweepSpec& spec, const models::Machine& machine, int
   std::set<int> node_ids;
   for (auto g : graph.gpus()) node_ids.insert(graph.device(g).node);
   if (spec.gpus < 1 || spec.gpus > static_cast<int>(graph.gpus().size()))
-    throw sim::InputError(fmt::format("--gpus: expected 1..{} (the GPUs in {}), got {}", graph.gpus().size(),
+    throw input::InputError(fmt::format("--gpus: expected 1..{} (the GPUs in {}), got {}", graph.gpus().size(),
                                       spec.topology, spec.gpus));
   const auto all = enumerate_layouts(spec.model, spec.gpus, static_cast<int>(node_ids.size()));
   std::vector<Layout> layouts;
@@ -122,14 +122,14 @@ SweepResult run_sweep(const SweepSpec& spec, const models::Machine& machine, int
   out.counts.enumerated = static_cast<int>(all.size());
   out.counts.too_big = static_cast<int>(all.size() - layouts.size());
   if (layouts.empty() && !all.empty())
-    throw sim::InputError(fmt::format("no layout of {} GPUs holds the model's weights in {} per GPU (--gpu-memory)",
+    throw input::InputError(fmt::format("no layout of {} GPUs holds the model's weights in {} per GPU (--gpu-memory)",
                                       spec.gpus, sim::format_size(spec.gpu_memory)));
   if (layouts.empty())
-    throw sim::InputError(fmt::format("no layout of {} GPUs fits the model (heads {}, layers {}, experts {})", spec.gpus,
+    throw input::InputError(fmt::format("no layout of {} GPUs fits the model (heads {}, layers {}, experts {})", spec.gpus,
                                       spec.model.heads, spec.model.layers, spec.model.experts));
   constexpr std::size_t kMaxLayouts = 100'000;
   if (layouts.size() > kMaxLayouts)
-    throw sim::InputError(fmt::format("the sweep has {} layouts, over the limit of {}", layouts.size(), kMaxLayouts));
+    throw input::InputError(fmt::format("the sweep has {} layouts, over the limit of {}", layouts.size(), kMaxLayouts));
   if (spec.shards > 1) {
     std::vector<Layout> mine;
     for (std::size_t i = static_cast<std::size_t>(spec.shard); i < layouts.size(); i += static_cast<std::size_t>(spec.shards))
@@ -200,7 +200,7 @@ SweepResult run_sweep(const SweepSpec& spec, const models::Machine& machine, int
   for (auto& t : pool) t.join();
   if (progress) progress(static_cast<int>(layouts.size()), static_cast<int>(layouts.size()));
   for (std::size_t i = 0; i < errors.size(); ++i)
-    if (!errors[i].empty()) throw sim::InputError(fmt::format("layout {}: {}", layout_name(layouts[i]), errors[i]));
+    if (!errors[i].empty()) throw input::InputError(fmt::format("layout {}: {}", layout_name(layouts[i]), errors[i]));
   out.rows = spec.shards > 1 ? std::move(rows) : rank_sweep(std::move(rows), spec.objective);
   return out;
 }

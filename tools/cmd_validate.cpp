@@ -23,7 +23,7 @@
 #include "calibrate/overlay.h"
 #include "accuracy/runner.h"
 #include "accuracy/stats.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 #include "tools/commands.h"
 #include "tools/machine_input.h"
 
@@ -34,7 +34,7 @@ namespace fs = std::filesystem;
 using accuracy::Region;
 using accuracy::Result;
 using accuracy::Role;
-using sim::InputError;
+using input::InputError;
 
 struct ValidateOptions : MachineOptions {
   std::vector<std::string> paths;

@@ -1,7 +1,7 @@
 // load_topology: YAML file -> LinkGraph. Validates every key (unknown keys are errors with a
 // did-you-mean), normalises units (450GB/s, 400Gb/s, 900GB/s-bidir, 1.5us), expands node
 // templates and fabrics, follows `include:` (cycles are errors) and applies `--set k=v`
-// overrides to the file's `parameters:`. Bad input throws sim::InputError at file:line:col.
+// overrides to the file's `parameters:`. Bad input throws input::InputError at file:line:col.
 //
 //   LinkGraph g = load_topology("topologies/cluster-h100-ib.yaml", {{"nodes", "64"}});
 #pragma once

@@ -36,7 +36,7 @@ struct TopoMatrix {
   std::map<std::string, std::string> nic_names;  // "NIC0" -> "mlx5_ib0" from the NIC Legend
 };
 
-// Throws sim::InputError at file:line:column when the text is not such a matrix.
+// Throws input::InputError at file:line:column when the text is not such a matrix.
 TopoMatrix parse_topo_matrix(const std::string& text, const std::string& file);
 
 // A rate and a latency as written ("25GB/s", "250ns"); either may be left to the default.

@@ -39,7 +39,7 @@ class Router {
  public:
   explicit Router(const LinkGraph& graph);
 
-  // Throws sim::InputError naming both devices when dst cannot be reached from src.
+  // Throws input::InputError naming both devices when dst cannot be reached from src.
   // Not thread-safe (the cache fills as routes are asked for).
   std::span<const LinkId> route(DeviceId src, DeviceId dst, std::uint32_t flow = 0) const;
   // PXN (NCCL's default since 2.12): a GPU-to-GPU route between nodes whose NICs sit on

@@ -16,7 +16,7 @@
 #include "accuracy/fit.h"
 #include "accuracy/runner.h"
 #include "accuracy/stats.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 
 using namespace wiresim;
 using namespace wiresim::accuracy;
@@ -83,7 +83,7 @@ TEST_CASE("the map's roles and classes are read; a bad role is refused at its po
   try {
     read_map(bad.string());
     FAIL("a bad role was accepted");
-  } catch (const sim::InputError& e) {
+  } catch (const input::InputError& e) {
     CHECK(std::string(e.what()).find("bad.yaml:2:") != std::string::npos);
     CHECK(std::string(e.what()).find("fit, checked or holdout") != std::string::npos);
   }

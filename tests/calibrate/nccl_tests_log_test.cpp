@@ -4,7 +4,7 @@
 #include <string>
 
 #include "calibrate/nccl_tests_log.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 
 using namespace wiresim::calibrate;
 using wiresim::input::Collective;

@@ -7,12 +7,12 @@
 
 #include "calibrate/fit_groups.h"
 #include "calibrate/probe_csv.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 
 using namespace wiresim::calibrate;
 using wiresim::sim::Bytes;
 using wiresim::sim::BytesPerSec;
-using wiresim::sim::InputError;
+using wiresim::input::InputError;
 using wiresim::sim::Seconds;
 
 namespace {

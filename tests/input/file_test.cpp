@@ -41,3 +41,9 @@ TEST_CASE("a file reads whole; a missing one, a folder and an unreadable one say
   }
   fs::remove_all(dir);
 }
+
+TEST_CASE("InputError carries file:line:column") {
+  const wiresim::input::InputError e("t.yaml", 14, 16, "links[3].bandwidth: expected a rate");
+  CHECK(std::string(e.what()) == "t.yaml:14:16: links[3].bandwidth: expected a rate");
+  CHECK(std::string(wiresim::input::InputError("just a message").what()) == "just a message");
+}

@@ -6,7 +6,7 @@
 
 #include "models/plan.h"
 #include "models/run.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 #include "test_machines.h"
 
 using namespace wiresim;
@@ -182,7 +182,7 @@ TEST_CASE("algorithms that do not apply are refused with a reason") {
     const auto why = why_not(f.machine, f.problem(op), a, p);
     REQUIRE(why.has_value());
     CHECK_MESSAGE(why->find(words) != std::string::npos, *why);
-    CHECK_THROWS_AS(expand(f.machine, f.problem(op), Choice{a, p, 16}), sim::InputError);
+    CHECK_THROWS_AS(expand(f.machine, f.problem(op), Choice{a, p, 16}), input::InputError);
   };
   refuse(Collective::all_reduce, Algorithm::nvls, Protocol::ll, "Simple");
   refuse(Collective::all_gather, Algorithm::tree, Protocol::simple, "all_reduce only");

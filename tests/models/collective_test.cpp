@@ -2,7 +2,7 @@
 
 #include "models/collective.h"
 #include "models/params.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 
 using namespace wiresim::models;
 
@@ -39,11 +39,11 @@ TEST_CASE("a bad parameter file is refused with its position") {
   try {
     parse_params(text, "p.yaml");
     FAIL("expected an InputError");
-  } catch (const wiresim::sim::InputError& e) {
+  } catch (const wiresim::input::InputError& e) {
     CHECK(e.file() == "p.yaml");
     CHECK(e.line() == 2);
     CHECK(std::string(e.what()).find("unknown key 'colour'") != std::string::npos);
   }
-  CHECK_THROWS_AS(parse_params("protocols: [1, 2]\n", "p.yaml"), wiresim::sim::InputError);
-  CHECK_THROWS_AS(parse_params("protocols: {\n", "p.yaml"), wiresim::sim::InputError);
+  CHECK_THROWS_AS(parse_params("protocols: [1, 2]\n", "p.yaml"), wiresim::input::InputError);
+  CHECK_THROWS_AS(parse_params("protocols: {\n", "p.yaml"), wiresim::input::InputError);
 }

@@ -9,7 +9,7 @@
 #include "models/machine.h"
 #include "models/params.h"
 #include "models/plan.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 #include "topologies/builder.h"
 
 namespace {
@@ -76,7 +76,7 @@ TEST_CASE("an absurd plan is refused before it is built, naming the estimate and
   try {
     (void)expand(m, p, ring);
     FAIL("expected a refusal");
-  } catch (const sim::InputError& e) {
+  } catch (const input::InputError& e) {
     const std::string what = e.what();
     CHECK(what.find("--max-memory") != std::string::npos);
     CHECK(what.find("8 GiB") != std::string::npos);
@@ -84,5 +84,5 @@ TEST_CASE("an absurd plan is refused before it is built, naming the estimate and
   // A tighter event limit refuses a modest plan, with its own option named.
   p.size = sim::parse_size("1GiB");
   p.limits.max_events = 1000;
-  CHECK_THROWS_WITH_AS((void)expand(m, p, ring), doctest::Contains("--max-events"), sim::InputError);
+  CHECK_THROWS_WITH_AS((void)expand(m, p, ring), doctest::Contains("--max-events"), input::InputError);
 }

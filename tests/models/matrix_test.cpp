@@ -3,7 +3,7 @@
 
 #include "models/alpha_beta.h"
 #include "models/run.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 #include "test_machines.h"
 
 using namespace wiresim;

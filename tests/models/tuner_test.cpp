@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "models/tuner.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 #include "test_machines.h"
 #include "topologies/builder.h"
 
@@ -64,7 +64,7 @@ TEST_CASE("a forced algorithm that does not apply is refused") {
   const Machine m(g, default_params());
   TunerOptions o;
   o.algorithm = Algorithm::nvls;
-  CHECK_THROWS_AS(tune_at(m, g, Collective::all_reduce, 1e6, o), sim::InputError);
+  CHECK_THROWS_AS(tune_at(m, g, Collective::all_reduce, 1e6, o), input::InputError);
   o.algorithm = Algorithm::ring;
   o.protocol = Protocol::ll128;
   const Decision d = tune_at(m, g, Collective::all_reduce, 1e6, o);

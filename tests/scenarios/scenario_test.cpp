@@ -11,7 +11,7 @@
 #include "models/params.h"
 #include "scenarios/scenario.h"
 #include "scenarios/step.h"
-#include "sim/input_error.h"
+#include "input/input_error.h"
 #include "topologies/builder.h"
 
 using namespace wiresim;
@@ -146,7 +146,7 @@ TEST_CASE("bad scenarios are refused with file, line and what would be valid") {
     try {
       load_scenario(path);
       FAIL("expected an InputError for " << name);
-    } catch (const sim::InputError& e) {
+    } catch (const input::InputError& e) {
       CHECK_MESSAGE(std::string(e.what()).find(words) != std::string::npos, e.what());
       CHECK(e.file() == path);
       if (line > 0) CHECK(e.line() == line);
@@ -173,7 +173,7 @@ TEST_CASE("a layout that needs more GPUs than the topology has is refused") {
   Scenario s = load_scenario(repo("scenarios/llama70b-2node-tp16.yaml"));
   const topo::LinkGraph g = topo::load_topology(repo("topologies/hgx-h100.yaml"));
   CHECK_THROWS_WITH_AS(step(s, g, Method::simulate),
-                       doctest::Contains("16 GPUs, but the topology has 8"), sim::InputError);
+                       doctest::Contains("16 GPUs, but the topology has 8"), input::InputError);
 }
 
 TEST_CASE("model load: 140 GB over PCIe 5 vs NVLink-C2C") {
@@ -313,7 +313,7 @@ TEST_CASE("micro-batches: out of range, or on a load, is refused at its line") {
     try {
       load_scenario(path);
       FAIL("expected an InputError for " << name);
-    } catch (const sim::InputError& e) {
+    } catch (const input::InputError& e) {
       CHECK_MESSAGE(std::string(e.what()).find(words) != std::string::npos, e.what());
       CHECK(e.line() == 3);
     }
@@ -330,7 +330,7 @@ TEST_CASE("a step too big to simulate is refused up front, from an estimate with
       return models::Limits{sim::Bytes{real * models::kBytesPerNode * factor}, 2e9};
     };
     CHECK_THROWS_WITH_AS(step(s, g, Method::simulate, limit(0.4)),
-                         doctest::Contains("--max-memory"), sim::InputError);
+                         doctest::Contains("--max-memory"), input::InputError);
     CHECK_NOTHROW(step(s, g, Method::simulate, limit(2.5)));
   }
 }
@@ -338,5 +338,5 @@ TEST_CASE("a step too big to simulate is refused up front, from an estimate with
 TEST_CASE("regression (fuzz_scenario): an include path the system cannot resolve is bad input") {
   // Found by libFuzzer: `include:` with a name too long for the file system made
   // std::filesystem throw past the reader; it must be an InputError at the include.
-  CHECK_THROWS_AS(load_scenario(repo("tests/data/fuzz/scenario-long-include-path.yaml")), sim::InputError);
+  CHECK_THROWS_AS(load_scenario(repo("tests/data/fuzz/scenario-long-include-path.yaml")), input::InputError);
 }

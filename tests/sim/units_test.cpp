@@ -2,7 +2,6 @@
 
 #include <stdexcept>
 
-#include "sim/input_error.h"
 #include "sim/units.h"
 
 using namespace wiresim::sim;
@@ -75,8 +74,3 @@ TEST_CASE("simulated time is integer picoseconds, rounded up") {
   CHECK(to_seconds(1'000'000).count() == doctest::Approx(1e-6));
 }
 
-TEST_CASE("InputError carries file:line:column") {
-  const InputError e("t.yaml", 14, 16, "links[3].bandwidth: expected a rate");
-  CHECK(std::string(e.what()) == "t.yaml:14:16: links[3].bandwidth: expected a rate");
-  CHECK(std::string(InputError("just a message").what()) == "just a message");
-}

@@ -4,12 +4,12 @@
 
 #include <string>
 
-#include "sim/input_error.h"
+#include "input/input_error.h"
 #include "topologies/builder.h"
 #include "topologies/import.h"
 
 using namespace wiresim::topo;
-using wiresim::sim::InputError;
+using wiresim::input::InputError;
 
 namespace {
 

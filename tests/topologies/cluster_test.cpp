@@ -4,7 +4,7 @@
 #include <chrono>
 #include <set>
 
-#include "sim/input_error.h"
+#include "input/input_error.h"
 
 #include "topologies/builder.h"
 #include "topologies/routes.h"
@@ -151,7 +151,7 @@ fabric: {rails: 4, leaf_radix: 8}
   CHECK(links.size() == 6);
   CHECK_THROWS_AS(load_topology_text("include: " + kDir + "cluster-h100-ib.yaml\nfabric: {rails: 3}\n",
                                      kDir + "three.yaml"),
-                  wiresim::sim::InputError);
+                  wiresim::input::InputError);
 
   const LinkGraph tree = load_topology_text(
       "include: " + kDir + "cluster-h100-ib.yaml\nfabric: {topology: fat_tree, leaf_radix: 16}\n",

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/input_error.h"
+#include "input/input_error.h"
 #include "topologies/builder.h"
 #include "topologies/describe.h"
 #include "topologies/import.h"
@@ -93,9 +93,9 @@ TEST_CASE("import options: the GPU model and per-label link rates") {
   CHECK(l.bandwidth.count() == doctest::Approx(25e9));
   CHECK(l.latency.count() == doctest::Approx(200e-9));
   o.gpu_model = "Z900";
-  CHECK_THROWS_AS(import_topology(m, o), wiresim::sim::InputError);
-  CHECK_THROWS_AS(parse_link_override("PCI=25GB/s"), wiresim::sim::InputError);
-  CHECK_THROWS_AS(parse_link_override("NV=25"), wiresim::sim::InputError);
+  CHECK_THROWS_AS(import_topology(m, o), wiresim::input::InputError);
+  CHECK_THROWS_AS(parse_link_override("PCI=25GB/s"), wiresim::input::InputError);
+  CHECK_THROWS_AS(parse_link_override("NV=25"), wiresim::input::InputError);
 }
 
 TEST_CASE("import refuses numbers no matrix holds, at their place (fuzzer finds)") {
@@ -106,10 +106,10 @@ TEST_CASE("import refuses numbers no matrix holds, at their place (fuzzer finds)
   try {
     parse_topo_matrix(numa, "m.txt");
     FAIL("accepted a 21-digit NUMA node");
-  } catch (const wiresim::sim::InputError& e) {
+  } catch (const wiresim::input::InputError& e) {
     CHECK(std::string(e.what()).find("m.txt:3:") != std::string::npos);
     CHECK(std::string(e.what()).find("NUMA") != std::string::npos);
   }
   const std::string nv = head + "GPU0\t X \tNV99999999999\t0-7\t0\nGPU1\tNV99999999999\t X \t0-7\t0\n";
-  CHECK_THROWS_AS(parse_topo_matrix(nv, "m.txt"), wiresim::sim::InputError);
+  CHECK_THROWS_AS(parse_topo_matrix(nv, "m.txt"), wiresim::input::InputError);
 }
