@@ -97,12 +97,7 @@ int main(int argc, char** argv) {
 
   fmt::print("all-to-all, {} GPUs, fat tree {} leaves x {} spines ({}): {} transfers, {} events\n", n,
              leaves, spines, hashed ? "hashed spines" : zipf ? "D-mod-k, Zipf-skewed sizes" : uneven ? "D-mod-k, uneven sizes" : "D-mod-k", dag.size(), result.events);
-  fmt::print("build_s {:.3f}  run_s {:.3f}  run_cpu_s {:.3f}  transfers_per_cpu_s {:.0f}  peak_rss_MiB {:.0f}\n",
-             build_s, run_s, run_cpu_s, static_cast<double>(dag.size()) / run_cpu_s,
-             bench::peak_rss_mib());
-  fmt::print("makespan {}  peak_concurrent {}  components_solved {}  flows_resolved {}\n",
-             format_time(result.makespan), result.peak_concurrent_transfers,
-             result.components_solved, result.flows_resolved);
+  bench::print_run_stats(result, dag.size(), build_s, run_s, run_cpu_s);
   fmt::print("window_flows {}  window_slack {}  local_reshares {}  approximate {}\n", options.window_flows,
              options.window_slack, result.local_reshares, result.approximate);
   if (!compare) return 0;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -43,6 +44,17 @@ inline std::vector<sim::LinkSpec> crossbar(int gpus, sim::BytesPerSec capacity, 
   for (int i = 0; i < gpus; ++i)
     links.push_back({capacity, latency, "switch->gpu" + std::to_string(i)});
   return links;
+}
+
+// The two lines every engine benchmark prints after a run (bench/README.md reads them):
+// timings and memory, then what the engine did.
+inline void print_run_stats(const sim::RunResult& result, std::size_t transfers, double build_s, double run_s,
+                            double run_cpu_s) {
+  fmt::print("build_s {:.3f}  run_s {:.3f}  run_cpu_s {:.3f}  transfers_per_cpu_s {:.0f}  peak_rss_MiB {:.0f}\n",
+             build_s, run_s, run_cpu_s, static_cast<double>(transfers) / run_cpu_s, peak_rss_mib());
+  fmt::print("makespan {}  peak_concurrent {}  components_solved {}  flows_resolved {}\n",
+             sim::format_time(result.makespan), result.peak_concurrent_transfers, result.components_solved,
+             result.flows_resolved);
 }
 
 }  // namespace wiresim::bench

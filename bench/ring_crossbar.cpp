@@ -54,12 +54,7 @@ int main(int argc, char** argv) {
 
   fmt::print("ring all-reduce, {} GPUs, crossbar: {} transfers, {} events\n", n, dag.size(),
              result.events);
-  fmt::print("build_s {:.3f}  run_s {:.3f}  run_cpu_s {:.3f}  transfers_per_cpu_s {:.0f}  peak_rss_MiB {:.0f}\n",
-             build_s, run_s, run_cpu_s, static_cast<double>(dag.size()) / run_cpu_s,
-             bench::peak_rss_mib());
-  fmt::print("makespan {}  peak_concurrent {}  components_solved {}  flows_resolved {}\n",
-             format_time(result.makespan), result.peak_concurrent_transfers,
-             result.components_solved, result.flows_resolved);
+  bench::print_run_stats(result, dag.size(), build_s, run_s, run_cpu_s);
   if (argc > 3) {
     TraceOptions options{.track_names = {}, .links = links, .link_tracks = true};
     for (int r = 0; r < n; ++r) options.track_names.push_back(fmt::format("gpu{}", r));
