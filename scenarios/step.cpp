@@ -472,6 +472,10 @@ StepResult run_step(const Scenario& s, const models::Machine& machine, const Com
     throw input::InputError(s.file, 0, 0, fmt::format("layout: {} (topology {})", *why, graph.source));
   StepResult result;
   result.gpu_of_rank = place_ranks(s.layout, graph);
+  result.memory = memory_per_gpu(s.model, s.layout, s.workload);
+  result.gpu_memory = smallest_gpu_memory(graph, result.gpu_of_rank);
+  if (auto why = memory_problem(result.memory, result.gpu_memory))
+    throw input::InputError(s.file, 0, 0, fmt::format("layout {}: {}", layout_name(s.layout), *why));
   const Layout& l = s.layout;
   const int kv_target = s.workload.decode_offset > 0 ? s.workload.decode_offset : -1;
   if (kv_target >= 0 && kv_target + l.gpus() > static_cast<int>(graph.gpus().size()))

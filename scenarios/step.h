@@ -31,6 +31,7 @@
 #include "models/limits.h"
 #include "models/machine.h"
 #include "scenarios/comm_cost.h"
+#include "scenarios/memory.h"
 #include "scenarios/scenario.h"
 #include "sim/executor.h"
 #include "sim/transfer_dag.h"
@@ -64,6 +65,8 @@ struct StepResult {
   std::vector<HotLink> busiest;        // the 5 busiest links
   std::vector<HotLink> utilisation;    // every link that carried bytes, busiest first (at most 256)
   double tokens_per_s = 0.0;
+  MemoryUse memory;            // per GPU (scenarios/memory.h)
+  sim::Bytes gpu_memory;       // the smallest capacity among the layout's GPUs; 0: not given
   // Mean over the layout's GPUs of the share of the step they spend computing (0 without a
   // compute model): what pipeline bubbles and exposed communication leave of the GPUs.
   double compute_utilisation = 0.0;

@@ -60,23 +60,6 @@ std::string explain(const SweepRow& row, const StepResult& best) {
 
 }  // namespace
 
-sim::Bytes weight_bytes_per_gpu(const ModelShape& m, const Layout& l) {
-  const double h = m.hidden;
-  const double attention = 2.0 * h * h + 2.0 * h * h * m.kv_heads / m.heads;
-  const double dense_mlp = 3.0 * h * m.ffn;
-  double per_layer_moe = 0.0, per_layer_dense = attention / l.tp + dense_mlp / l.tp;
-  if (m.experts > 0) {
-    const double experts = static_cast<double>(m.experts) * 3.0 * h * m.expert_ffn;
-    per_layer_moe = attention / l.tp + (l.ep > 1 ? experts / l.ep : experts / l.tp);
-  }
-  double total = 0.0;
-  for (int layer = 0; layer < m.layers; ++layer) {
-    const bool moe = m.experts > 0 && (layer + 1) % m.moe_every == 0;
-    total += moe ? per_layer_moe : per_layer_dense;
-  }
-  return sim::Bytes{total / l.pp * m.dtype_bytes};
-}
-
 std::string layout_name(const Layout& l) {
   return fmt::format("tp{} ep{} pp{} dp{} {}", l.tp, l.ep, l.pp, l.dp,
                      l.placement == Placement::pack ? "pack" : l.placement == Placement::spread ? "spread" : "explicit");
@@ -117,13 +100,17 @@ SweepResult run_sweep(const SweepSpec& spec, const models::Machine& machine, int
                                       spec.topology, spec.gpus));
   const auto all = enumerate_layouts(spec.model, spec.gpus, static_cast<int>(node_ids.size()));
   std::vector<Layout> layouts;
-  for (const auto& l : all)
-    if (spec.gpu_memory.count() <= 0.0 || weight_bytes_per_gpu(spec.model, l) <= spec.gpu_memory) layouts.push_back(l);
+  std::string too_big;   // why the last layout left out was
+  for (const auto& l : all) {
+    const auto why = memory_problem(memory_per_gpu(spec.model, l, spec.workload), spec.gpu_memory);
+    if (why) too_big = fmt::format("{}: {}", layout_name(l), *why);
+    else layouts.push_back(l);
+  }
   out.counts.enumerated = static_cast<int>(all.size());
   out.counts.too_big = static_cast<int>(all.size() - layouts.size());
   if (layouts.empty() && !all.empty())
-    throw input::InputError(fmt::format("no layout of {} GPUs holds the model's weights in {} per GPU (--gpu-memory)",
-                                      spec.gpus, sim::format_size(spec.gpu_memory)));
+    throw input::InputError(fmt::format("no layout of {} GPUs fits the model in {:.0f} GB per GPU (--gpu-memory); {}",
+                                        spec.gpus, spec.gpu_memory.count() / 1e9, too_big));
   if (layouts.empty())
     throw input::InputError(fmt::format("no layout of {} GPUs fits the model (heads {}, layers {}, experts {})", spec.gpus,
                                       spec.model.heads, spec.model.layers, spec.model.experts));

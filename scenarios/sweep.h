@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "models/machine.h"
+#include "scenarios/memory.h"
 #include "scenarios/scenario.h"
 #include "scenarios/step.h"
 #include "topologies/link_graph.h"
@@ -26,7 +27,9 @@ struct SweepSpec {
   Objective objective = Objective::step_time;
   Compute compute;
   std::string topology;   // for messages and the scenario name
-  sim::Bytes gpu_memory;  // layouts whose weights need more per GPU are left out (0: no limit)
+  // Each GPU's memory (GB = 1e9 B): layouts whose weights, KV cache and activations need more
+  // than its usable share (scenarios/memory.h) are left out and counted; 0: no check.
+  sim::Bytes gpu_memory;
   // Distributed sweeps: this process evaluates the layouts whose index % shards == shard
   // and returns them unranked; the caller gathers every shard and calls rank_sweep.
   int shard = 0;
@@ -66,7 +69,5 @@ SweepResult run_sweep(const SweepSpec& spec, const models::Machine& machine, int
 // Best first by the objective, ties by enumeration order; fills the explanations.
 std::vector<SweepRow> rank_sweep(std::vector<SweepRow> rows, Objective objective);
 std::string layout_name(const Layout& l);
-// Weight bytes one GPU holds under a layout (attention and MLP or its share of experts).
-sim::Bytes weight_bytes_per_gpu(const ModelShape& model, const Layout& layout);
 
 }  // namespace wiresim::scenarios

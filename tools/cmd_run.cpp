@@ -71,6 +71,12 @@ nlohmann::ordered_json to_json(const scenarios::Scenario& s, const std::string& 
   out["exposed_comm_ms"] = r.exposed_comm.ms();
   out["compute_time_ms"] = r.compute.ms();
   out["tokens_per_s"] = r.tokens_per_s;
+  out["memory_per_gpu_GB"] = {{"weights", r.memory.weights.count() / 1e9},
+                              {"kv_cache", r.memory.kv_cache.count() / 1e9},
+                              {"activations", r.memory.activations.count() / 1e9},
+                              {"total", r.memory.total().count() / 1e9},
+                              {"capacity", r.gpu_memory.count() > 0.0 ? nlohmann::ordered_json(r.gpu_memory.count() / 1e9)
+                                                                      : nlohmann::ordered_json(nullptr)}};
   out["compute_utilisation"] = r.compute_utilisation;
   out["per_token_latency_ms"] = r.per_token_latency.ms();
   nlohmann::ordered_json by_collective = nlohmann::ordered_json::object();
@@ -114,7 +120,15 @@ void print_table(const scenarios::Scenario& s, const std::string& topo, const st
   if (r.compute_utilisation > 0.0)
     fmt::print("{:<24} {:>12.1f} %    (of the step the GPUs spend computing, mean over GPUs)\n", "GPU compute busy",
                100.0 * r.compute_utilisation);
-  fmt::print("{:<24} {:>12.1f} tokens/s\n", "throughput", r.tokens_per_s);
+  if (r.compute.count() > 0.0 || r.tokens_per_s == 0.0)
+    fmt::print("{:<24} {:>12.1f} tokens/s\n", "throughput", r.tokens_per_s);
+  else   // communication alone is not a throughput anyone gets
+    fmt::print("{:<24} {:>12}   (no compute model: give compute.peak_flops or layer_time)\n", "throughput", "-");
+  fmt::print("{:<24} {}{}\n", "memory per GPU", scenarios::describe(r.memory),
+             r.gpu_memory.count() > 0.0
+                 ? fmt::format(" of {:.1f} GB usable ({:.0f}% of {:.0f} GB)", scenarios::kUsableMemoryFraction * r.gpu_memory.count() / 1e9,
+                               100.0 * scenarios::kUsableMemoryFraction, r.gpu_memory.count() / 1e9)
+                 : std::string(" (the topology gives no GPU memory: not checked)"));
   if (simulated)
     fmt::print("{:<24} {:>12.3f} ms   (the event-driven run of the same step)\n", "simulated step time",
                simulated->step.ms());

@@ -47,7 +47,7 @@ struct SweepOptions : MachineOptions {
   std::string report;
   int threads = 0;
   int top = 3;
-  std::string gpu_memory = "80GB";
+  std::string gpu_memory = "auto";
   std::string peak_flops;
 };
 
@@ -82,12 +82,14 @@ int sweep(const SweepOptions& o) {
   else throw InputError(fmt::format("--objective: expected step_time, comm_time or tokens_per_s, got '{}'", o.objective));
   if (o.format != "table" && o.format != "csv" && o.format != "json")
     throw InputError(fmt::format("--format: expected table, csv or json, got '{}'", o.format));
+  const MachineInput input = load_machine_input(o, o.topo, topo::parse_overrides(o.settings));
   try {
-    spec.gpu_memory = o.gpu_memory == "none" ? sim::Bytes{0.0} : sim::parse_size(o.gpu_memory);
+    // auto: the topology's own GPUs (the smallest, where they differ); none: no check.
+    if (o.gpu_memory == "auto") spec.gpu_memory = scenarios::smallest_gpu_memory(input.graph);
+    else spec.gpu_memory = o.gpu_memory == "none" ? sim::Bytes{0.0} : sim::parse_size(o.gpu_memory);
   } catch (const std::invalid_argument& e) {
     throw InputError(fmt::format("--gpu-memory: {}", e.what()));
   }
-  const MachineInput input = load_machine_input(o, o.topo, topo::parse_overrides(o.settings));
   spec.limits = input.limits;
   const models::Machine machine = input.machine();
   if (!input.overlay.empty() && o.format == "csv") fmt::print(stderr, "# overlay {}\n", input.overlay);
@@ -178,8 +180,9 @@ int sweep(const SweepOptions& o) {
     if (!input.overlay.empty()) fmt::print("# overlay {}\n", input.overlay);
     if (!input.p2p) fmt::print("# {}\n", transport_note(false));
     if (counts.too_big > 0)
-      fmt::print("# {} more layouts left out: their weights exceed {} per GPU (--gpu-memory)\n", counts.too_big,
-                 sim::format_size(spec.gpu_memory));
+      fmt::print("# {} more layouts left out: their weights, KV cache and activations exceed {:.0f}% of {:.0f} GB per GPU "
+                 "(--gpu-memory)\n",
+                 counts.too_big, 100.0 * scenarios::kUsableMemoryFraction, spec.gpu_memory.count() / 1e9);
     fmt::print("# {}\n", spec.compute.enabled()
                               ? fmt::format("compute: roofline at {} and the GPU's memory bandwidth", o.peak_flops)
                               : std::string("no compute model: steps are communication only (give --peak-flops)"));
@@ -228,7 +231,7 @@ void add_sweep_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--report", o->report, "write a self-contained HTML report with SVG charts");
   cmd->add_option("--threads", o->threads, "worker threads (default: all cores); output does not depend on it");
   cmd->add_option("--top", o->top, "explain the best N layouts (default 3)");
-  cmd->add_option("--gpu-memory", o->gpu_memory, "leave out layouts whose weights exceed this per GPU (default 80GB; none)");
+  cmd->add_option("--gpu-memory", o->gpu_memory, "each GPU's memory: auto (default: the topology's GPUs), a size (80GB) or none; layouts that need more are left out");
   cmd->add_option("--peak-flops", o->peak_flops, "per-GPU peak for a roofline compute model, e.g. 989TFLOP/s");
   cmd->callback([o, exit_code] { *exit_code = sweep(*o); });
 }

@@ -30,8 +30,8 @@ using input::Value;
 constexpr std::array<std::string_view, 6> kTopKeys = {"name",  "description", "parameters",
                                                       "node",  "nodes",       "fabric"};
 constexpr std::array<std::string_view, 2> kNodeKeys = {"devices", "links"};
-constexpr std::array<std::string_view, 8> kDeviceKeys = {
-    "kind", "count", "model", "arch", "memory_bandwidth", "multicast", "host_bridge", "peer_to_peer"};
+constexpr std::array<std::string_view, 9> kDeviceKeys = {
+    "kind", "count", "model", "arch", "memory_bandwidth", "memory", "multicast", "host_bridge", "peer_to_peer"};
 constexpr std::array<std::string_view, 8> kLinkKeys = {
     "from", "to", "tier", "count", "bandwidth", "link_bandwidth", "latency", "pattern"};
 constexpr std::array<std::string_view, 10> kArchs = {
@@ -121,6 +121,8 @@ Group parse_group(const Value::Entry& e, const std::string& path) {
     only_for("model", gpu, "gpu devices");
     only_for("arch", gpu, "gpu devices");
     only_for("memory_bandwidth", gpu, "gpu devices");
+    if (const Value* m = only_for("memory", gpu, "gpu devices"))
+      g.proto.memory = as_size(*m, join_path(path, "memory"));
     if (const Value* p = only_for("peer_to_peer", gpu, "gpu devices"))
       g.proto.peer_to_peer = as_bool(*p, join_path(path, "peer_to_peer"));
     if (gpu) {

@@ -71,7 +71,8 @@ std::string topo_summary(const LinkGraph& g, const Router& router) {
     ++kinds[dev.kind];
     nodes = std::max(nodes, dev.node + 1);
     if (dev.kind == DeviceKind::gpu)
-      gpu_kinds.push_back(fmt::format("{} ({}, memory {})", dev.model, dev.arch,
+      gpu_kinds.push_back(fmt::format("{} ({}, memory {}{})", dev.model, dev.arch,
+                                      dev.memory.count() > 0 ? fmt::format("{:.0f} GB at ", dev.memory.count() / 1e9) : "",
                                       sim::format_rate(dev.memory_bandwidth)));
   }
   for (DeviceKind k : kKinds) {

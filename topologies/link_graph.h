@@ -53,6 +53,7 @@ struct Device {
   std::string model;         // "H100", "B200", "MI300X"
   std::string arch;          // "volta", "ampere", "hopper", "blackwell", "ada", "cdna3"
   sim::BytesPerSec memory_bandwidth;  // HBM; reductions run at this speed
+  sim::Bytes memory;         // HBM capacity (GB = 1e9 B); 0: not given, so memory is not checked
   // Whether the driver lets other GPUs read and write this one over PCIe (CUDA peer access).
   // GeForce cards from the RTX 4090 on report no peer access: NCCL stages every transfer
   // between them through host memory (SHM).

@@ -87,3 +87,13 @@ TEST_CASE("coll --explain: the transport table is the one the model uses") {
   CHECK(sys.out.find("P2P/PCIe") != std::string::npos);
   CHECK(sys.out.find("SHM") != std::string::npos);
 }
+
+TEST_CASE("run: a layout whose weights do not fit the GPU is refused with the sizes (70B in BF16 on one H100)") {
+  const fs::path s = scratch() / "one-h100.yaml";
+  std::ofstream(s) << "name: one-h100\ntopology: " << WIRESIM_SOURCE_DIR << "/topologies/hgx-h100.yaml\n"
+                   << "model: {name: llama-70b, hidden: 8192, layers: 80, heads: 64, kv_heads: 8, ffn: 28672, dtype: bf16}\n"
+                   << "workload: {phase: decode, batch: 1, context: 128}\nlayout: {tp: 1}\n";
+  const Run r = wiresim("run " + s.string());
+  expect_one_line_error(r, "one-h100.yaml", "136.9 GB weights");
+  CHECK(r.err.find("72.0 GB usable of a 80 GB GPU") != std::string::npos);
+}

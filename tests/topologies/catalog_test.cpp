@@ -107,6 +107,8 @@ TEST_CASE("every entry's topology loads from anywhere, has GPUs, and agrees on t
     // The topology and the catalogue describe the same GPU; B200 differs by 4% (7.7 vs 8 TB/s).
     const double topo_bw = first_gpu(g).memory_bandwidth.count();
     CHECK(e.memory_bandwidth.value->count() == doctest::Approx(topo_bw).epsilon(0.05));
+    // The capacity a memory check uses is the catalogue's, exactly.
+    CHECK(first_gpu(g).memory.count() == e.memory.value->count());
   }
 }
 

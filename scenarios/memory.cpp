@@ -1,0 +1,72 @@
+#include "scenarios/memory.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace wiresim::scenarios {
+
+sim::Bytes weight_bytes_per_gpu(const ModelShape& m, const Layout& l) {
+  const double h = m.hidden;
+  const double attention = 2.0 * h * h + 2.0 * h * h * m.kv_heads / m.heads;
+  const double dense_mlp = 3.0 * h * m.ffn;
+  double per_layer_moe = 0.0, per_layer_dense = attention / l.tp + dense_mlp / l.tp;
+  if (m.experts > 0) {
+    const double experts = static_cast<double>(m.experts) * 3.0 * h * m.expert_ffn;
+    per_layer_moe = attention / l.tp + (l.ep > 1 ? experts / l.ep : experts / l.tp);
+  }
+  double total = 0.0;
+  for (int layer = 0; layer < m.layers; ++layer) {
+    const bool moe = m.experts > 0 && (layer + 1) % m.moe_every == 0;
+    total += moe ? per_layer_moe : per_layer_dense;
+  }
+  return sim::Bytes{total / l.pp * m.dtype_bytes};
+}
+
+MemoryUse memory_per_gpu(const ModelShape& m, const Layout& l, const Workload& w) {
+  MemoryUse use;
+  use.weights = weight_bytes_per_gpu(m, l);
+  if (w.phase == Phase::load) {
+    // A load of a given size holds what it loaded, its share on each GPU.
+    if (w.bytes.count() > 0.0) use.weights = w.bytes / static_cast<double>(l.gpus());
+    return use;
+  }
+  const double b = m.dtype_bytes;
+  const double head_dim = static_cast<double>(m.hidden) / m.heads;
+  const double kv_heads_here = std::ceil(static_cast<double>(m.kv_heads) / l.tp);
+  const double layers_here = static_cast<double>(m.layers) / l.pp;
+  const double held = w.phase == Phase::decode ? static_cast<double>(w.batch) * static_cast<double>(w.context)
+                                               : static_cast<double>(w.tokens);
+  use.kv_cache = sim::Bytes{held * 2.0 * kv_heads_here * head_dim * b * layers_here};
+  const double all = w.phase == Phase::decode ? static_cast<double>(w.batch) : static_cast<double>(w.tokens);
+  const double per_micro_batch = std::ceil(all / std::max(1, w.micro_batches));
+  use.activations = sim::Bytes{2.0 * per_micro_batch * (m.hidden + static_cast<double>(m.ffn) / l.tp) * b};
+  return use;
+}
+
+sim::Bytes smallest_gpu_memory(const topo::LinkGraph& graph, const std::vector<int>& gpus) {
+  double smallest = INFINITY;
+  const auto consider = [&](topo::DeviceId d) { smallest = std::min(smallest, graph.device(d).memory.count()); };
+  if (gpus.empty())
+    for (auto d : graph.gpus()) consider(d);
+  else
+    for (int g : gpus) consider(graph.gpus()[g]);
+  return sim::Bytes{std::isfinite(smallest) ? smallest : 0.0};
+}
+
+std::string describe(const MemoryUse& u) {
+  return fmt::format("{:.1f} GB weights + {:.1f} GB KV cache + {:.1f} GB activations = {:.1f} GB",
+                     u.weights.count() / 1e9, u.kv_cache.count() / 1e9, u.activations.count() / 1e9,
+                     u.total().count() / 1e9);
+}
+
+std::optional<std::string> memory_problem(const MemoryUse& use, sim::Bytes capacity) {
+  if (capacity.count() <= 0.0) return std::nullopt;
+  const double usable = kUsableMemoryFraction * capacity.count();
+  if (use.total().count() <= usable) return std::nullopt;
+  return fmt::format("needs {} per GPU, over the {:.1f} GB usable of a {:.0f} GB GPU ({:.0f}%, as vLLM's default)",
+                     describe(use), usable / 1e9, capacity.count() / 1e9, 100.0 * kUsableMemoryFraction);
+}
+
+}  // namespace wiresim::scenarios
