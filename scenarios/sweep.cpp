@@ -90,7 +90,7 @@ std::vector<Layout> enumerate_layouts(const ModelShape& model, int gpus, int nod
 }
 
 SweepResult run_sweep(const SweepSpec& spec, const models::Machine& machine, int threads,
-                      const std::function<void(int, int)>& progress) {
+                      const std::function<void(int, int)>& progress, const CommCost* cost) {
   const topo::LinkGraph& graph = machine.graph();
   SweepResult out;
   std::set<int> node_ids;
@@ -98,7 +98,8 @@ SweepResult run_sweep(const SweepSpec& spec, const models::Machine& machine, int
   if (spec.gpus < 1 || spec.gpus > static_cast<int>(graph.gpus().size()))
     throw input::InputError(fmt::format("--gpus: expected 1..{} (the GPUs in {}), got {}", graph.gpus().size(),
                                       spec.topology, spec.gpus));
-  const auto all = enumerate_layouts(spec.model, spec.gpus, static_cast<int>(node_ids.size()));
+  auto all = enumerate_layouts(spec.model, spec.gpus, static_cast<int>(node_ids.size()));
+  if (spec.max_dp > 0) std::erase_if(all, [&](const Layout& l) { return l.dp > spec.max_dp; });
   std::vector<Layout> layouts;
   std::string too_big;   // why the last layout left out was
   for (const auto& l : all) {
@@ -131,6 +132,7 @@ SweepResult run_sweep(const SweepSpec& spec, const models::Machine& machine, int
   models::Limits per_worker = spec.limits;
   per_worker.max_memory = spec.limits.max_memory / static_cast<double>(n_threads);
   const SimulatedComm simulate;
+  const CommCost& comm = cost ? *cost : simulate;
   const auto worker = [&] {
     // A machine per thread: its route caches are its own.
     const models::Machine local(graph, machine.params(), machine.p2p());
@@ -156,7 +158,7 @@ SweepResult run_sweep(const SweepSpec& spec, const models::Machine& machine, int
       for (int m : counts) {
         s.workload.micro_batches = m;
         try {
-          StepResult r = run_step(s, local, simulate, per_worker);
+          StepResult r = run_step(s, local, comm, per_worker);
           r.dag = sim::TransferDag{};
           r.run = sim::RunResult{};
           if (!have || score(r, spec.objective) < score(rows[i].result, spec.objective)) {
@@ -177,7 +179,7 @@ SweepResult run_sweep(const SweepSpec& spec, const models::Machine& machine, int
     for (int t = 0; t < n_threads; ++t) pool.emplace_back(worker);
   if (n_threads == 1) {
     worker();
-  } else {
+  } else if (progress) {   // without a progress callback the pool is only joined
     int shown = -1;
     while (done.load() < static_cast<int>(layouts.size())) {
       if (progress && done.load() != shown) progress(shown = done.load(), static_cast<int>(layouts.size()));

@@ -36,6 +36,9 @@ struct SweepSpec {
   int shards = 1;
   // For the whole sweep: each of T worker threads may use max_memory / T for its layout.
   models::Limits limits;
+  // Layouts with at most this many data-parallel replicas (0: any): a planner costs one
+  // replica and multiplies.
+  int max_dp = 0;
 };
 
 struct SweepRow {
@@ -60,12 +63,13 @@ struct SweepResult {
 // Every layout with tp * pp * dp = gpus that fits the model, pack and (on more than one
 // node) spread placements; ep over the divisors of the experts that divide tp * dp.
 std::vector<Layout> enumerate_layouts(const ModelShape& model, int gpus, int nodes);
-// Runs every layout's step (simulated) on `threads` threads, each on its own copy of
+// Runs every layout's step on `threads` threads, each on its own copy of
 // `machine`; rows are ranked best first (ties keep the enumeration order, so the output
 // does not depend on the thread count). `progress` (done, total) is called from the
 // calling thread.
+// `cost` is how steps cost communication (null: SimulatedComm).
 SweepResult run_sweep(const SweepSpec& spec, const models::Machine& machine, int threads,
-                      const std::function<void(int, int)>& progress);
+                      const std::function<void(int, int)>& progress, const CommCost* cost = nullptr);
 // Best first by the objective, ties by enumeration order; fills the explanations.
 std::vector<SweepRow> rank_sweep(std::vector<SweepRow> rows, Objective objective);
 std::string layout_name(const Layout& l);
