@@ -11,17 +11,21 @@ sim::Bytes weight_bytes_per_gpu(const ModelShape& m, const Layout& l) {
   const double h = m.hidden;
   const double attention = 2.0 * h * h + 2.0 * h * h * m.kv_heads / m.heads;
   const double dense_mlp = 3.0 * h * m.ffn;
+  const double expert = 3.0 * h * m.expert_ffn;
   double per_layer_moe = 0.0, per_layer_dense = attention / l.tp + dense_mlp / l.tp;
   if (m.experts > 0) {
-    const double experts = static_cast<double>(m.experts) * 3.0 * h * m.expert_ffn;
-    per_layer_moe = attention / l.tp + (l.ep > 1 ? experts / l.ep : experts / l.tp);
+    const double routed = l.ep > 1 ? experts_per_rank(m, l.ep) * expert : m.experts * expert / l.tp;
+    per_layer_moe = attention / l.tp + routed + m.shared_experts * expert / l.tp;
   }
   double total = 0.0;
-  for (int layer = 0; layer < m.layers; ++layer) {
-    const bool moe = m.experts > 0 && (layer + 1) % m.moe_every == 0;
-    total += moe ? per_layer_moe : per_layer_dense;
-  }
+  for (int layer = 0; layer < m.layers; ++layer) total += is_moe_layer(m, layer) ? per_layer_moe : per_layer_dense;
   return sim::Bytes{total / l.pp * m.dtype_bytes};
+}
+
+double kv_bytes_per_token_per_gpu(const ModelShape& m, const Layout& l) {
+  if (m.kv_bytes_per_token > 0) return m.kv_bytes_per_token;
+  const double head_dim = static_cast<double>(m.hidden) / m.heads;
+  return 2.0 * std::ceil(static_cast<double>(m.kv_heads) / l.tp) * head_dim * m.dtype_bytes;
 }
 
 MemoryUse memory_per_gpu(const ModelShape& m, const Layout& l, const Workload& w) {
@@ -33,12 +37,10 @@ MemoryUse memory_per_gpu(const ModelShape& m, const Layout& l, const Workload& w
     return use;
   }
   const double b = m.dtype_bytes;
-  const double head_dim = static_cast<double>(m.hidden) / m.heads;
-  const double kv_heads_here = std::ceil(static_cast<double>(m.kv_heads) / l.tp);
   const double layers_here = static_cast<double>(m.layers) / l.pp;
   const double held = w.phase == Phase::decode ? static_cast<double>(w.batch) * static_cast<double>(w.context)
                                                : static_cast<double>(w.tokens);
-  use.kv_cache = sim::Bytes{held * 2.0 * kv_heads_here * head_dim * b * layers_here};
+  use.kv_cache = sim::Bytes{held * kv_bytes_per_token_per_gpu(m, l) * layers_here};
   const double all = w.phase == Phase::decode ? static_cast<double>(w.batch) : static_cast<double>(w.tokens);
   const double per_micro_batch = std::ceil(all / std::max(1, w.micro_batches));
   use.activations = sim::Bytes{2.0 * per_micro_batch * (m.hidden + static_cast<double>(m.ffn) / l.tp) * b};

@@ -4,11 +4,13 @@
 //
 // Per GPU, for a layout tp x ep x pp x dp (b bytes per element, h hidden, L layers):
 //   weights      attention (2h² + 2h²·kv/heads) / tp per layer; dense MLP 3·h·ffn / tp; MoE
-//                layers the experts / ep (or / tp without EP); L / pp layers (no embeddings).
+//                layers ceil(experts / ep) experts (the busiest rank; all / tp without EP)
+//                plus the shared experts / tp; L / pp layers (no embeddings).
 //   KV cache     K and V for every token held: 2 · ceil(kv_heads / tp) · (h / heads) · b per
 //                token per layer (a TP rank keeps its share of the KV heads, a whole one at
-//                least), for the L / pp layers of its stage; decode holds batch x context
-//                tokens per replica, prefill the prompt's tokens.
+//                least) — or the model's kv_bytes_per_token, whole on every rank (MLA) — for
+//                the L / pp layers of its stage; decode holds batch x context tokens per
+//                replica, prefill the prompt's tokens.
 //   activations  2 · T · (h + ffn / tp) · b for a micro-batch of T tokens: the input and output
 //                of the widest GEMM pair in flight (an estimate; kernels' workspaces aside).
 //
@@ -39,6 +41,8 @@ struct MemoryUse {
 };
 
 sim::Bytes weight_bytes_per_gpu(const ModelShape& model, const Layout& layout);
+// KV cache bytes one GPU keeps per token per layer (scenarios/scenario.h kv_bytes_per_token).
+double kv_bytes_per_token_per_gpu(const ModelShape& model, const Layout& layout);
 MemoryUse memory_per_gpu(const ModelShape& model, const Layout& layout, const Workload& workload);
 
 // Why `use` does not fit a GPU of `capacity` (GB = 1e9 B), with the sizes; nullopt when it

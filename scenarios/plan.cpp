@@ -66,8 +66,11 @@ PlanResult run_plan(const PlanSpec& spec, const topo::Catalog& catalog, const mo
     const auto flops = e->peak_flops.find(spec.model.dtype);
     if (flops == e->peak_flops.end() || !flops->second.value || !e->memory_bandwidth.value || !e->memory.value ||
         !e->price_per_gpu_hour_usd.value) {
-      out.notes.push_back(fmt::format("{}: left out, the catalogue gives no {} (peak FLOP/s for {}, HBM, memory, price)",
-                                      e->name, flops == e->peak_flops.end() ? "peak" : "figure", spec.model.dtype));
+      const std::string missing = flops == e->peak_flops.end() || !flops->second.value
+                                      ? fmt::format("{} peak FLOP/s (the {} GPU may not support it)", spec.model.dtype,
+                                                    e->accelerator)
+                                      : "memory, HBM bandwidth or price";
+      out.notes.push_back(fmt::format("{}: left out, the catalogue gives no {}", e->name, missing));
       continue;
     }
     topo::Overrides overrides;

@@ -20,9 +20,9 @@ using input::Value;
 
 constexpr std::array<std::string_view, 10> kTopKeys{"name", "description", "topology", "set", "model",
                                                     "workload", "layout", "compute", "algorithm", "protocol"};
-constexpr std::array<std::string_view, 12> kModelKeys{"name",    "hidden",     "layers",    "heads",
-                                                      "kv_heads", "ffn",       "dtype",     "experts",
-                                                      "top_k",   "expert_ffn", "moe_every", "routing"};
+constexpr std::array<std::string_view, 15> kModelKeys{
+    "name",       "hidden",    "layers",       "heads",          "kv_heads",          "ffn",    "dtype",  "experts",
+    "top_k",      "expert_ffn", "moe_every",   "dense_layers",   "shared_experts",    "kv_bytes_per_token", "routing"};
 constexpr std::array<std::string_view, 7> kWorkloadKeys{"phase",          "tokens", "batch",        "context",
                                                         "micro_batches", "bytes",  "disaggregation"};
 constexpr std::array<std::string_view, 2> kDisaggregationKeys{"decode_offset", "kv_transfer"};
@@ -96,6 +96,11 @@ ModelShape read_model(const Value& v, const std::string& path) {
   m.top_k = count_of(v, "top_k", path, 0, 1'000, m.experts > 0 ? 1 : 0, false);
   m.expert_ffn = count_of(v, "expert_ffn", path, 1, 10'000'000, m.ffn, false);
   m.moe_every = count_of(v, "moe_every", path, 1, 1'000, 1, false);
+  m.dense_layers = count_of(v, "dense_layers", path, 0, 100'000, 0, false);
+  m.shared_experts = count_of(v, "shared_experts", path, 0, 1'000, 0, false);
+  m.kv_bytes_per_token = count_of(v, "kv_bytes_per_token", path, 1, 100'000'000, 0, false);
+  if ((m.dense_layers > 0 || m.shared_experts > 0) && m.experts == 0)
+    input::fail(v, path + ": dense_layers and shared_experts describe a mixture-of-experts model (experts > 0)");
   if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
     input::fail(*input::find(v, "kv_heads"), fmt::format("{}.kv_heads: expected a divisor of heads ({}), got {}", path,
                                                        m.heads, m.kv_heads));
@@ -144,7 +149,7 @@ std::optional<std::string> layout_problem(const ModelShape& m, const Layout& l, 
   if (m.layers % l.pp != 0) return fmt::format("pp = {} does not divide the {} layers", l.pp, m.layers);
   if (l.ep > 1) {
     if (m.experts == 0) return fmt::format("ep = {} needs a mixture-of-experts model (experts > 0)", l.ep);
-    if (m.experts % l.ep != 0) return fmt::format("ep = {} does not divide the {} experts", l.ep, m.experts);
+    if (l.ep > m.experts) return fmt::format("ep = {} is more ranks than the {} experts", l.ep, m.experts);
     if ((l.tp * l.dp) % l.ep != 0)
       return fmt::format("ep = {} does not divide tp x dp = {} (the GPUs of one pipeline stage)", l.ep, l.tp * l.dp);
   }

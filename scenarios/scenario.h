@@ -31,10 +31,23 @@ struct ModelShape {
   int top_k = 0;
   int expert_ffn = 0;
   int moe_every = 1;
+  int dense_layers = 0;       // the first this many layers are dense (DeepSeek's first_k_dense_replace)
+  int shared_experts = 0;     // experts every token passes through on a MoE layer, beside its top_k
+  // KV cache bytes per token per layer, all heads, where attention caches something other
+  // than K and V per KV head (MLA's compressed latent); it is then whole on every TP rank.
+  // 0: 2 x kv_heads x (hidden / heads) x dtype bytes, split over TP by KV heads.
+  int kv_bytes_per_token = 0;
   // Routing skew: share of the tokens each expert gets (sums to 1); empty = uniform.
   std::vector<double> expert_load;
   std::string routing = "uniform";   // for output: "uniform", "zipf 1.2", "explicit"
 };
+
+// Layer `layer` (from 0) is a mixture-of-experts layer.
+inline bool is_moe_layer(const ModelShape& m, int layer) {
+  return m.experts > 0 && layer >= m.dense_layers && (layer + 1) % m.moe_every == 0;
+}
+// Experts on the busiest EP rank: experts are dealt out in blocks of ceil(experts / ep).
+inline int experts_per_rank(const ModelShape& m, int ep) { return (m.experts + ep - 1) / ep; }
 
 // load: the weights copied from host memory to the GPUs (a model load).
 enum class Phase { prefill, decode, load };

@@ -217,32 +217,39 @@ LayerCompute layer_compute(const Scenario& s, double tokens, double share) {
   const auto roof = [&](double flops, double bytes) {
     return sim::Seconds{std::max(flops / s.compute.peak_flops, bytes / s.compute.memory_bandwidth.count())};
   };
-  // Attention: q and o projections h x h, k and v h x kv_dim; decode also reads the KV cache.
+  // Attention: q and o projections h x h, k and v h x kv_dim; decode also reads this GPU's
+  // KV cache of the layer (scenarios/memory.h).
   const double attn_params = 2.0 * h * h + 2.0 * h * kv_dim;
   double kv_bytes = 0.0;
   if (s.workload.phase == Phase::decode)
-    kv_bytes = 2.0 * s.workload.batch * std::max(1L, s.workload.context) * kv_dim * b;
-  c.attention = roof(2.0 * tokens * attn_params / l.tp, (attn_params * b + kv_bytes) / l.tp);
+    kv_bytes = static_cast<double>(s.workload.batch) * std::max(1L, s.workload.context) * kv_bytes_per_token_per_gpu(m, l);
+  c.attention = roof(2.0 * tokens * attn_params / l.tp, attn_params * b / l.tp + kv_bytes);
   // Dense MLP (gate, up, down): 3 h ffn.
   const double mlp_params = 3.0 * h * m.ffn;
   c.mlp = roof(2.0 * tokens * mlp_params / l.tp, mlp_params * b / l.tp);
   if (m.experts > 0) {
     const double expert_params = 3.0 * h * m.expert_ffn;
-    const double local_experts = static_cast<double>(m.experts) / l.ep;
-    // Each rank computes its share of the replica's tokens times top_k expert passes.
+    const double local_experts = experts_per_rank(m, l.ep);
+    // Each rank computes its share of the replica's tokens times top_k expert passes; shared
+    // experts run on every token, split over TP as a dense MLP is.
     c.experts = roof(2.0 * (tokens / l.tp) * m.top_k * expert_params,
                      std::min(local_experts, (tokens / l.tp) * m.top_k * l.ep) * expert_params * b);
+    if (m.shared_experts > 0) {
+      const double shared = m.shared_experts * expert_params;
+      c.experts += roof(2.0 * tokens * shared / l.tp, shared * b / l.tp);
+    }
   }
   return c;
 }
 
 // Bytes rank i sends rank j in a dispatch, from the experts each rank hosts.
 std::vector<double> dispatch_matrix(const ModelShape& m, int ep, double per_rank_bytes) {
-  std::vector<double> share(ep, 1.0 / ep);
-  if (!m.expert_load.empty()) {
-    std::fill(share.begin(), share.end(), 0.0);
-    for (int e = 0; e < m.experts; ++e) share[e / (m.experts / ep)] += m.expert_load[e];
-  }
+  // Experts are dealt out in blocks of ceil(experts / ep); with uniform routing each rank's
+  // share is its experts' share of all.
+  std::vector<double> share(ep, 0.0);
+  const int block = experts_per_rank(m, ep);
+  for (int e = 0; e < m.experts; ++e)
+    share[std::min(e / block, ep - 1)] += m.expert_load.empty() ? 1.0 / m.experts : m.expert_load[e];
   std::vector<double> matrix(static_cast<std::size_t>(ep) * ep);
   for (int i = 0; i < ep; ++i)
     for (int j = 0; j < ep; ++j) matrix[static_cast<std::size_t>(i) * ep + j] = i == j ? 0.0 : per_rank_bytes * share[j];
@@ -343,7 +350,7 @@ void build_step(StepBuilder& b, const Scenario& s, const std::vector<int>& gpu_o
     std::vector<NodeId> ready(l.dp, kNone);
     for (int p = 0; p < l.pp; ++p) {
       for (int layer = p * layers_per_stage; layer < (p + 1) * layers_per_stage; ++layer) {
-        const bool moe = m.experts > 0 && (layer + 1) % m.moe_every == 0;
+        const bool moe = is_moe_layer(m, layer);
         std::vector<int> tp_group(l.tp);
         for (int d = 0; d < l.dp; ++d) {
           for (int t = 0; t < l.tp; ++t) tp_group[t] = gpu(d, p, t);
@@ -366,7 +373,9 @@ void build_step(StepBuilder& b, const Scenario& s, const std::vector<int>& gpu_o
               group.push_back(gpu(q / l.tp, p, q % l.tp));
               if (q % l.tp == 0 || q == q0) after.push_back(ready[q / l.tp]);
             }
-            const auto uniform = m.expert_load.empty() ? std::vector<double>{} : matrix;
+            // Uniform routing over experts dealt out evenly: the plain all_to_all.
+            const bool even = m.expert_load.empty() && m.experts % l.ep == 0;
+            const auto uniform = even ? std::vector<double>{} : matrix;
             NodeId n = b.collective("ep_all_to_all", q0 / l.tp, k, models::Collective::all_to_all, sim::Bytes{per_rank},
                                     group, after, uniform);
             n = b.compute(lc.experts, group, n, k);

@@ -73,7 +73,7 @@ std::vector<Layout> enumerate_layouts(const ModelShape& model, int gpus, int nod
       std::vector<int> eps{1};
       if (model.experts > 0)
         for (int ep : divisors(tp * dp))
-          if (ep > 1 && model.experts % ep == 0) eps.push_back(ep);
+          if (ep > 1 && ep <= model.experts) eps.push_back(ep);   // uneven: some ranks host one fewer
       for (int ep : eps)
         for (Placement placement : {Placement::pack, Placement::spread}) {
           if (placement == Placement::spread && (nodes < 2 || tp == 1)) continue;

@@ -88,3 +88,40 @@ TEST_CASE("run_step refuses Llama-70B in BF16 on one 80 GB H100, and takes it on
   CHECK(r.gpu_memory.count() == 80e9);
   CHECK(r.memory.weights.count() == doctest::Approx(136.9e9 / 8).epsilon(1e-3));
 }
+
+TEST_CASE("DeepSeek-V3-class shapes: dense first layers, shared experts, uneven EP and an MLA-sized KV cache") {
+  const ModelShape m = load_model(std::string(WIRESIM_SOURCE_DIR) + "/scenarios/models/deepseek-v3.yaml");
+  CHECK(m.dense_layers == 3);
+  CHECK_FALSE(is_moe_layer(m, 2));
+  CHECK(is_moe_layer(m, 3));
+  // Parameters by hand: 3 dense layers of 4 h^2 + 3 h 18432, 58 MoE layers of 4 h^2 + 257
+  // experts of 3 h 2048 (256 routed, 1 shared): 671.1e9 (the report's 671B, embeddings aside).
+  const double h = 7168, attn = 4 * h * h, expert = 3 * h * 2048;
+  const double params = 3 * (attn + 3 * h * 18432) + 58 * (attn + 257 * expert);
+  Layout one;
+  CHECK(weight_bytes_per_gpu(m, one).count() == doctest::Approx(params));   // FP8: a byte each
+  CHECK(params == doctest::Approx(671e9).epsilon(0.01));
+  // EP 3 over 256 experts: blocks of 86, the busiest rank holds 86 routed experts.
+  CHECK(experts_per_rank(m, 3) == 86);
+  Layout ep3;
+  ep3.tp = 3;
+  ep3.ep = 3;
+  ep3.dp = 1;
+  // tp 3 does not divide 128 heads: the layout is refused for that, not for the uneven EP.
+  CHECK(layout_problem(m, ep3, 8)->find("heads") != std::string::npos);
+  Layout tp2ep6;
+  tp2ep6.tp = 2;
+  tp2ep6.dp = 3;
+  tp2ep6.ep = 6;
+  CHECK_FALSE(layout_problem(m, tp2ep6, 8));
+  CHECK(weight_bytes_per_gpu(m, tp2ep6).count() ==
+        doctest::Approx(3 * (attn + 3 * h * 18432) / 2 + 58 * (attn / 2 + 43 * expert + expert / 2)));
+  // MLA: 1152 B per token per layer on every TP rank, not split by heads.
+  Layout tp8;
+  tp8.tp = 8;
+  Workload decode;
+  decode.phase = Phase::decode;
+  decode.batch = 4;
+  decode.context = 1000;
+  CHECK(memory_per_gpu(m, tp8, decode).kv_cache.count() == doctest::Approx(4.0 * 1000 * 1152 * 61));
+}

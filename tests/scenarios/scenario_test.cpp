@@ -164,8 +164,8 @@ TEST_CASE("bad scenarios are refused with file, line and what would be valid") {
   expect_error("modelkey.yaml", topo + "model: {hidden: 8, layers: 1, heads: 1, colour: red}\n"
                                        "workload: {phase: prefill, tokens: 4}\nlayout: {tp: 1}\n", 2, "colour");
   expect_error("experts.yaml", topo + "model: {hidden: 8, layers: 2, heads: 2, experts: 6, top_k: 2}\n"
-                                      "workload: {phase: prefill, tokens: 4}\nlayout: {tp: 2, ep: 4}\n", 0,
-               "does not divide the 6 experts");
+                                      "workload: {phase: prefill, tokens: 4}\nlayout: {tp: 2, ep: 8}\n", 0,
+               "ep = 8 is more ranks than the 6 experts");
   expect_error("missing.yaml", topo + kModel + "layout: {tp: 8}\n", 0, "workload");
 }
 
