@@ -1,6 +1,7 @@
 #include "scenarios/report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <string>
@@ -96,7 +97,100 @@ std::string row_name(const SweepRow& row) {
                                : layout_name(row.layout);
 }
 
+constexpr const char* kStyle =
+    "<style>body{font-family:sans-serif;margin:2em;color:#222}svg{display:block;margin:1em 0}"
+    ".title{font-weight:bold;font-size:14px}.label,.value{font-size:12px}"
+    "table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}"
+    "td:first-child,th:first-child{text-align:left}</style>";
+
+// Latency (x, linear) against cost (y, log) of every plan, a colour per system; the front as
+// a line through its points; the target as a dashed vertical line.
+std::string front_plot(const PlanSpec& spec, const std::vector<Plan>& plans) {
+  const int left = 70, width = 640, top = 30, height = 380, legend = 230;
+  double max_ms = spec.max_latency ? spec.max_latency->ms() : 0.0, lo = INFINITY, hi = 0.0;
+  std::vector<std::string> systems;
+  for (const auto& p : plans) {
+    max_ms = std::max(max_ms, p.result.step.ms());
+    lo = std::min(lo, p.cost_per_mtok);
+    hi = std::max(hi, p.cost_per_mtok);
+    if (std::find(systems.begin(), systems.end(), p.system) == systems.end()) systems.push_back(p.system);
+  }
+  if (!(lo > 0.0) || !std::isfinite(hi)) lo = 0.01, hi = 1.0;
+  const double l0 = std::floor(std::log10(lo)), l1 = std::max(l0 + 1.0, std::ceil(std::log10(hi)));
+  if (max_ms <= 0.0) max_ms = 1.0;
+  const auto X = [&](double ms) { return left + ms / (max_ms * 1.05) * width; };
+  const auto Y = [&](double cost) { return top + height - (std::log10(cost) - l0) / (l1 - l0) * height; };
+  std::string svg = fmt::format(
+      "<svg class=\"front\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\">"
+      "<title>Cost per million tokens against latency</title>"
+      "<text x=\"4\" y=\"18\" class=\"title\">Cost (USD per million tokens, log) against latency (ms)</text>",
+      left + width + legend, top + height + 50);
+  for (double e = l0; e <= l1; e += 1.0)
+    svg += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#ddd\"/>"
+                       "<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\" class=\"label\">{:g}</text>",
+                       left, left + width, Y(std::pow(10.0, e)), Y(std::pow(10.0, e)), left - 4,
+                       Y(std::pow(10.0, e)) + 4, std::pow(10.0, e));
+  for (int k = 0; k <= 5; ++k) {
+    const double ms = max_ms * 1.05 * k / 5.0;
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\" class=\"label\">{:.3g}</text>", X(ms),
+                       top + height + 16, ms);
+  }
+  if (spec.max_latency)
+    svg += fmt::format("<line class=\"target\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#e15759\" "
+                       "stroke-dasharray=\"6 4\"/><text x=\"{0:.1f}\" y=\"{3}\" class=\"label\">target</text>",
+                       X(spec.max_latency->ms()), top, top + height, top + 10);
+  std::vector<const Plan*> front;
+  for (const auto& p : plans)
+    if (p.front) front.push_back(&p);
+  std::sort(front.begin(), front.end(), [](const Plan* a, const Plan* b) { return a->result.step < b->result.step; });
+  std::string line;
+  for (const Plan* p : front) line += fmt::format("{:.1f},{:.1f} ", X(p->result.step.ms()), Y(p->cost_per_mtok));
+  if (!line.empty())
+    svg += fmt::format("<polyline fill=\"none\" stroke=\"#222\" stroke-width=\"1.5\" points=\"{}\"/>", line);
+  for (const auto& p : plans) {
+    const std::size_t k = std::find(systems.begin(), systems.end(), p.system) - systems.begin();
+    svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\" fill=\"{}\" fill-opacity=\"{}\">"
+                       "<title>{}: {} GPUs, {}, batch {}: {:.2f} ms, ${:.3f} per million tokens{}</title></circle>",
+                       X(p.result.step.ms()), Y(p.cost_per_mtok), p.front ? 5 : 3, kColours[k % 10],
+                       p.front ? 1.0 : 0.45, escape(p.system), p.gpus, escape(layout_name(p.layout)), p.batch,
+                       p.result.step.ms(), p.cost_per_mtok, p.front ? " (front)" : "");
+  }
+  for (std::size_t k = 0; k < systems.size(); ++k)
+    svg += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"{}\"/><text x=\"{}\" y=\"{}\" class=\"label\">{}</text>",
+                       left + width + 20, top + 10 + 18 * static_cast<int>(k), kColours[k % 10], left + width + 30,
+                       top + 14 + 18 * static_cast<int>(k), escape(systems[k]));
+  return svg + "</svg>";
+}
+
 }  // namespace
+
+void write_plan_report(std::ostream& out, const PlanSpec& spec, const PlanResult& result) {
+  const bool decode = spec.phase == Phase::decode;
+  const std::vector<Plan>& plans = result.plans.empty() ? result.closest : result.plans;
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      << "<title>wiresim plan: " << escape(spec.model.name) << "</title>" << kStyle << "</head><body>\n";
+  out << fmt::format("<h1>{} {}: {}</h1>\n", escape(spec.model.name), decode ? "decode" : "prefill",
+                     spec.max_latency ? fmt::format("{} &le; {:.1f} ms", decode ? "TPOT" : "TTFT", spec.max_latency->ms())
+                                      : std::string("no latency target"));
+  out << fmt::format("<p>{} plans run, {} layouts left out for memory, {} missed the target. Compute at MFU {:.2f} "
+                     "and MBU {:.2f} of the catalogue's peaks; prices from the catalogue (docs/catalog.md); cost of "
+                     "one replica.</p>\n",
+                     result.counts.evaluated, result.counts.too_big, result.counts.missed, spec.efficiency.mfu,
+                     spec.efficiency.mbu);
+  if (result.plans.empty()) out << "<p>No plan meets the target: the fastest that ran.</p>\n";
+  out << front_plot(spec, plans) << "\n";
+  out << "<table><tr><th>system</th><th>GPUs</th><th>layout</th><th>batch</th><th>latency (ms)</th>"
+         "<th>tokens/s</th><th>USD / M tokens</th><th>GB / GPU</th><th>front</th><th>bottleneck</th></tr>\n";
+  for (std::size_t i = 0; i < std::min<std::size_t>(plans.size(), 100); ++i) {
+    const Plan& p = plans[i];
+    out << fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.0f}</td><td>{:.3f}</td>"
+                       "<td>{:.1f}</td><td>{}</td><td>{}</td></tr>\n",
+                       escape(p.system), p.gpus, escape(layout_name(p.layout)), p.batch, p.result.step.ms(),
+                       p.tokens_per_s, p.cost_per_mtok, p.result.memory.total().count() / 1e9, p.front ? "*" : "",
+                       escape(p.bottleneck));
+  }
+  out << "</table></body></html>\n";
+}
 
 void write_sweep_report(std::ostream& out, const SweepSpec& spec, const std::vector<SweepRow>& rows,
                         const std::vector<std::pair<double, double>>* step_bands) {
@@ -123,10 +217,7 @@ void write_sweep_report(std::ostream& out, const SweepSpec& spec, const std::vec
   }
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       << "<title>wiresim sweep: " << escape(spec.model.name) << " on " << spec.gpus << " GPUs</title>"
-      << "<style>body{font-family:sans-serif;margin:2em;color:#222}svg{display:block;margin:1em 0}"
-         ".title{font-weight:bold;font-size:14px}.label,.value{font-size:12px}"
-         "table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}"
-         "td:first-child,th:first-child{text-align:left}</style></head><body>\n";
+      << kStyle << "</head><body>\n";
   out << fmt::format("<h1>{} on {} GPUs of {}</h1>\n", escape(spec.model.name.empty() ? "model" : spec.model.name),
                      spec.gpus, escape(spec.topology));
   out << fmt::format("<p>{} layouts simulated, ranked by {}; times are per step in ms, bytes in GB (1e9 B).</p>\n",

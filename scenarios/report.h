@@ -1,4 +1,4 @@
-// The sweep as a self-contained HTML page: SVG charts drawn on the server side (no script,
+// The sweep and the plan as self-contained HTML pages: SVG charts drawn on the server side (no script,
 // no external files), so it opens anywhere, offline.
 //  - time per step by collective (and compute), one stacked bar per layout;
 //  - bytes per step by tier, one stacked bar per layout;
@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "scenarios/plan.h"
 #include "scenarios/sweep.h"
 
 namespace wiresim::scenarios {
@@ -18,5 +19,9 @@ namespace wiresim::scenarios {
 // `step_bands`, when given (sweep --bands), holds each row's step interval in ms (low, high).
 void write_sweep_report(std::ostream& out, const SweepSpec& spec, const std::vector<SweepRow>& rows,
                         const std::vector<std::pair<double, double>>* step_bands = nullptr);
+
+// The plan as a page: the latency/cost scatter of every plan that meets the target (log cost),
+// the Pareto front drawn through its points, the target as a line, and the ranking table.
+void write_plan_report(std::ostream& out, const PlanSpec& spec, const PlanResult& result);
 
 }  // namespace wiresim::scenarios

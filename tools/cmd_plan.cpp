@@ -2,6 +2,7 @@
 // catalogue, how many GPUs, laid out how and at which batch meets the target, cheapest per
 // token first (scenarios/plan.h).
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 #include "input/input_error.h"
 #include "input/units.h"
 #include "scenarios/plan.h"
+#include "scenarios/report.h"
 #include "scenarios/sweep.h"
 #include "tools/commands.h"
 #include "tools/machine_input.h"
@@ -42,6 +44,7 @@ struct PlanOptions {
   std::string params;
   std::string method = "simulate";
   std::string format = "table";
+  std::string report;
   int threads = 0;
   int top = 20;
   std::string max_memory = "8GiB";
@@ -122,6 +125,11 @@ int plan(const PlanOptions& o) {
     if (o.format == "table") fmt::print(stderr, "wiresim: planning on {}\n", line);
   };
   const scenarios::PlanResult r = scenarios::run_plan(spec, catalog, params, threads, progress, &cost);
+  if (!o.report.empty()) {
+    std::ofstream file(o.report);
+    if (!file) throw InputError(o.report, 0, 0, "cannot write the report");
+    scenarios::write_plan_report(file, spec, r);
+  }
   const bool decode = spec.phase == scenarios::Phase::decode;
   const std::vector<scenarios::Plan>& shown = r.plans.empty() ? r.closest : r.plans;
   if (o.format == "json") {
@@ -199,6 +207,7 @@ void add_plan_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--params", o->params, "model parameter file replacing the built-in models/params.yaml");
   cmd->add_option("--comm", o->method, "simulate (default) or analytic: how steps cost communication");
   cmd->add_option("--format", o->format, "table, csv or json");
+  cmd->add_option("--report", o->report, "write a self-contained HTML report: the latency/cost front as an SVG plot");
   cmd->add_option("--threads", o->threads, "worker threads (default: all cores); output does not depend on it");
   cmd->add_option("--top", o->top, "rows of the table (default 20)");
   cmd->add_option("--max-memory", o->max_memory, "refuse a step estimated to need more memory to simulate (default 8GiB)");
