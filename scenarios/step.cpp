@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -97,6 +98,7 @@ class StepBuilder {
     const CommPart part = cost_.send(machine_, gpus[from], gpus[to], bytes, kind);
     if (part.dag.size() == 0) return nothing(part, {after}, from);
     count(kind, bytes, part.algorithm);
+    sends_[kind].emplace(from, to);
     return end_of(part, splice(part, {from, to}, {after}), from);
   }
 
@@ -115,6 +117,17 @@ class StepBuilder {
   sim::TransferDag& dag() { return dag_; }
   const topo::LinkGraph& graph() const { return machine_.graph(); }
   const std::vector<Instance>& instances() const { return instances_; }
+  // The distinct (from, to) GPU pairs of each kind of point-to-point send.
+  const std::map<std::string, std::set<std::pair<int, int>>>& sends() const { return sends_; }
+  // Each communicator's kind and GPUs, in the order they were first used.
+  std::vector<std::pair<std::string, std::vector<int>>> communicators() const {
+    std::vector<std::pair<std::pair<std::string, std::vector<int>>, std::size_t>> byuse(communicators_.begin(),
+                                                                                        communicators_.end());
+    std::sort(byuse.begin(), byuse.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    std::vector<std::pair<std::string, std::vector<int>>> out;
+    for (auto& [key, index] : byuse) out.push_back(key);
+    return out;
+  }
   std::map<std::string, CollectiveStats>& by_collective() { return by_collective_; }
   // Every distinct note the fragments carried (naive: how each wire was quoted), in order.
   std::string note() const { return fmt::format("{}", fmt::join(notes_, "; ")); }
@@ -192,6 +205,7 @@ class StepBuilder {
   std::vector<Instance> instances_;
   std::map<std::string, CollectiveStats> by_collective_;
   std::vector<std::string> notes_;
+  std::map<std::string, std::set<std::pair<int, int>>> sends_;
 };
 
 // Per-layer compute per rank: given, or a roofline (FLOPs at peak vs bytes at HBM speed).
@@ -433,6 +447,30 @@ void build_step(StepBuilder& b, const Scenario& s, const std::vector<int>& gpu_o
 
 namespace {
 
+// How a communicator's ring neighbours exchange, as the model runs them: a staged pair (P2P
+// off, or a path through the CPU) is SHM whatever the topology offers.
+StepResult::Group describe_pairs(const models::Machine& machine, const std::string& kind, std::vector<int> gpus,
+                                 const std::vector<std::pair<int, int>>& pairs) {
+  StepResult::Group group{kind, std::move(gpus), {}, false};
+  std::map<std::string, int> counts;
+  const auto& all = machine.graph().gpus();
+  for (const auto& [i, j] : pairs) {
+    const auto a = all[i], b = all[j];
+    const bool staged = machine.staged(a, b);
+    group.staged = group.staged || staged;
+    ++counts[std::string(topo::to_string(staged ? topo::Transport::shm : machine.router().transport(a, b)))];
+  }
+  for (const auto& [t, c] : counts) group.transports += fmt::format("{}{} x{}", group.transports.empty() ? "" : ", ", t, c);
+  return group;
+}
+
+// A communicator: its ring neighbours, each GPU to the next.
+StepResult::Group describe_group(const models::Machine& machine, const std::string& kind, const std::vector<int>& gpus) {
+  std::vector<std::pair<int, int>> ring;
+  for (std::size_t i = 0; i < gpus.size(); ++i) ring.emplace_back(gpus[i], gpus[(i + 1) % gpus.size()]);
+  return describe_pairs(machine, kind, gpus, ring);
+}
+
 // What a run of the step's DAG says, in the step's terms: per tier the bytes and link busy
 // time, every link's utilisation over the step (busiest first) and the five busiest.
 void summarise_links(const models::Machine& machine, const sim::RunResult& run, StepResult& result) {
@@ -538,6 +576,12 @@ StepResult run_step(const Scenario& s, const models::Machine& machine, const Com
   result.exposed_comm = result.step - result.compute;
   if (result.exposed_comm < sim::Seconds{0.0}) result.exposed_comm = sim::Seconds{0.0};
   summarise_links(machine, run, result);
+  for (const auto& [kind, group] : b.communicators()) result.groups.push_back(describe_group(machine, kind, group));
+  for (const auto& [kind, pairs] : b.sends()) {
+    std::set<int> gpus_used;
+    for (const auto& [i, j] : pairs) gpus_used.insert({i, j});
+    result.groups.push_back(describe_pairs(machine, kind, {gpus_used.begin(), gpus_used.end()}, {pairs.begin(), pairs.end()}));
+  }
   // A load moves weights, not tokens.
   const double tokens = s.workload.phase == Phase::prefill  ? static_cast<double>(s.workload.tokens)
                         : s.workload.phase == Phase::decode ? static_cast<double>(s.workload.batch)

@@ -73,6 +73,15 @@ struct StepResult {
   sim::Seconds per_token_latency;
   std::string note;            // naive: how each wire's bandwidth was quoted
   std::vector<int> gpu_of_rank;
+  // Each communicator (a kind of collective over one GPU set) and how its ring neighbours
+  // exchange: "P2P/NVLink x7, SHM x1" (SHM: staged through host memory).
+  struct Group {
+    std::string kind;
+    std::vector<int> gpus;       // indices into graph.gpus()
+    std::string transports;
+    bool staged = false;         // some neighbour pair goes through host memory
+  };
+  std::vector<Group> groups;
   // the step's DAG and its run, for traces
   sim::TransferDag dag;
   sim::RunResult run;

@@ -39,6 +39,8 @@ using input::InputError;
 struct CollOptions : MachineOptions {
   std::string op;
   std::optional<int> gpus;   // default: every GPU of the topology
+  std::vector<int> ranks;    // --ranks: these GPUs (indices in topology order), in rank order
+  std::optional<int> gpus_per_node;
   std::string sizes = "8B:8GiB:2";
   std::string algo = "auto";
   std::string proto = "auto";
@@ -102,6 +104,38 @@ struct Row {
   double error = 0.0;     // its measured relative error
   bool measured = false;  // aggregation or extrapolation: the error was measured
 };
+
+// The GPUs the collective runs on, in rank order: --ranks, or the first --gpus-per-node of each
+// node, or the first --gpus (default: every GPU).
+std::vector<topo::DeviceId> pick_ranks(const topo::LinkGraph& graph, const CollOptions& o) {
+  const auto& gpus = graph.gpus();
+  const int total = static_cast<int>(gpus.size());
+  if (!o.ranks.empty() + o.gpus_per_node.has_value() + o.gpus.has_value() > 1)
+    throw InputError("--ranks, --gpus-per-node and --gpus: give one of them");
+  std::vector<topo::DeviceId> out;
+  if (!o.ranks.empty()) {
+    std::vector<bool> used(total, false);
+    for (int g : o.ranks) {
+      if (g < 0 || g >= total) throw InputError(fmt::format("--ranks: GPU {} is not in {} (0..{})", g, o.topo, total - 1));
+      if (used[g]) throw InputError(fmt::format("--ranks: GPU {} given twice", g));
+      used[g] = true;
+      out.push_back(gpus[g]);
+    }
+  } else if (o.gpus_per_node) {
+    std::map<int, int> taken;   // node -> GPUs taken
+    for (auto d : gpus)
+      if (taken[graph.device(d).node]++ < *o.gpus_per_node) out.push_back(d);
+    for (const auto& [node, count] : taken)
+      if (count < *o.gpus_per_node)
+        throw InputError(fmt::format("--gpus-per-node: node {} has {} GPUs, fewer than {}", node, count, *o.gpus_per_node));
+  } else {
+    const int n = o.gpus.value_or(total);
+    if (n < 2 || n > total) throw InputError(fmt::format("--gpus: expected 2..{} (the GPUs in {}), got {}", total, o.topo, n));
+    out.assign(gpus.begin(), gpus.begin() + n);
+  }
+  if (out.size() < 2) throw InputError(fmt::format("a collective needs 2 GPUs or more, got {}", out.size()));
+  return out;
+}
 
 // --aggregate: "auto" (nullopt) or a factor K >= 1 (1 = full detail).
 std::optional<int> parse_aggregate(const std::string& text) {
@@ -381,10 +415,8 @@ int run_coll(const CollOptions& o) {
   problem.root = o.root;
   problem.limits = input.limits;
   const auto& gpus = graph.gpus();
-  const int n = o.gpus.value_or(static_cast<int>(gpus.size()));
-  if (n < 2 || n > static_cast<int>(gpus.size()))
-    throw InputError(fmt::format("--gpus: expected 2..{} (the GPUs in {}), got {}", gpus.size(), o.topo, n));
-  problem.ranks.assign(gpus.begin(), gpus.begin() + n);
+  problem.ranks = pick_ranks(graph, o);
+  const int n = static_cast<int>(problem.ranks.size());
   std::optional<PredictionBands> band_table;
   if (o.bands) band_table.emplace(input, problem.ranks);
   bands = band_table ? &*band_table : nullptr;
@@ -452,6 +484,9 @@ void add_coll_command(CLI::App& app, int* exit_code) {
       ->required();
   add_machine_options(cmd, *o, {TopologyOption::required, "table (nccl-tests columns), csv or json"});
   cmd->add_option("--gpus", o->gpus, "use the first N GPUs in topology order (default: all)");
+  cmd->add_option("--ranks", o->ranks, "use these GPUs (indices in topology order) as ranks 0, 1, ..., e.g. 0,1,6,7")
+      ->delimiter(',');
+  cmd->add_option("--gpus-per-node", o->gpus_per_node, "use the first N GPUs of every node (a job with N GPUs per node)");
   cmd->add_option("--sizes", o->sizes, "MIN:MAX[:FACTOR] or one size, nccl-tests sizes (default 8B:8GiB:2)");
   cmd->add_option("--algo", o->algo, algo_names());
   cmd->add_option("--proto", o->proto, "auto, ll, ll128, simple");

@@ -30,7 +30,29 @@ struct RunOptions : MachineOptions {
   std::string method = "simulate";
   std::string trace;
   bool bands = false;
+  bool explain = false;
 };
+
+// --explain: what bounds the step, and how each communicator's GPUs exchange.
+void print_explain(const scenarios::StepResult& r) {
+  const double hidden = std::max(0.0, r.comm.ms() - r.exposed_comm.ms());
+  fmt::print("\nexplain:\n");
+  fmt::print("  bound by {}: {:.3f} ms of the {:.3f} ms step is exposed communication; {:.3f} ms of communication "
+             "is hidden behind compute\n",
+             r.exposed_comm.count() > 0.25 * r.step.count() ? "communication" : "compute", r.exposed_comm.ms(),
+             r.step.ms(), hidden);
+  std::string slowest, tier;
+  double longest = -1.0, busiest = -1.0;
+  for (const auto& [kind, c] : r.by_collective)
+    if (c.time.ms() > longest) longest = c.time.ms(), slowest = fmt::format("{} ({}, {:.3f} ms in flight)", kind, c.algorithm, c.time.ms());
+  for (const auto& [name, t] : r.by_tier)
+    if (t.busy.ms() > busiest) busiest = t.busy.ms(), tier = fmt::format("{} ({:.3f} ms of link time)", name, t.busy.ms());
+  if (!slowest.empty()) fmt::print("  slowest collective: {}; busiest tier: {}\n", slowest, tier.empty() ? "none" : tier);
+  for (const auto& g : r.groups)
+    fmt::print("  {} over GPUs {}: {}{}\n", g.kind, fmt::join(g.gpus, ","), g.transports,
+               g.staged ? " — staged through host memory (SHM: each transfer is copied into and out of a CPU buffer)"
+                        : "");
+}
 
 std::string layout_text(const scenarios::Layout& l) {
   const char* placement = l.placement == scenarios::Placement::pack     ? "pack"
@@ -88,6 +110,9 @@ nlohmann::ordered_json to_json(const scenarios::Scenario& s, const std::string& 
   out["breakdown"] = {{"by_collective", by_collective}, {"by_tier", by_tier}};
   auto& busiest = out["busiest_links"] = nlohmann::ordered_json::array();
   for (const auto& h : r.busiest) busiest.push_back({{"link", h.link}, {"utilisation", h.utilisation}});
+  auto& groups = out["groups"] = nlohmann::ordered_json::array();
+  for (const auto& g : r.groups)
+    groups.push_back({{"kind", g.kind}, {"gpus", g.gpus}, {"transports", g.transports}, {"host_memory_staging", g.staged}});
   if (!r.note.empty()) out["note"] = r.note;
   return out;
 }
@@ -189,6 +214,7 @@ int run(const RunOptions& o) {
                band ? fmt::format(",{:.6f},{:.6f}", band->low_ms, band->high_ms) : "");
   } else {
     print_table(s, s.topology, o.method, r, simulated.get());
+    if (o.explain) print_explain(r);
   }
   if (!o.trace.empty()) {
     if (o.method != "simulate") throw InputError("--trace needs --model simulate");
@@ -212,6 +238,8 @@ void add_run_command(CLI::App& app, int* exit_code) {
   add_machine_options(cmd, *o, {TopologyOption::optional, "table, csv or json"});
   cmd->add_option("--model", o->method, "simulate (default), analytic (closed forms) or naive (traffic / quoted bandwidth)");
   cmd->add_option("--trace", o->trace, "write a Chrome/Perfetto trace of the step to this file");
+  cmd->add_flag("--explain", o->explain,
+                "say what bounds the step and how each communicator's GPUs exchange (P2P, SHM through host memory, NET)");
   cmd->add_flag("--bands", o->bands,
                 "give the step time an interval: its collectives' error bands (coll --bands) applied to the exposed communication");
   cmd->callback([o, exit_code] { *exit_code = run(*o); });
