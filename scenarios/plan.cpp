@@ -80,6 +80,7 @@ PlanResult run_plan(const PlanSpec& spec, const topo::Catalog& catalog, const mo
     const int system_gpus = static_cast<int>(graph.gpus().size());
     if (progress) progress(fmt::format("{} ({} GPUs)", e->name, system_gpus));
     for (int g = 1; g <= std::min(system_gpus, spec.max_gpus); g *= 2) {
+      PlanResult::Fit& fit = out.fits.emplace_back(PlanResult::Fit{e->name, g, 0});
       for (long b = 1; b <= spec.max_batch; b *= 2) {
         SweepSpec s;
         s.model = spec.model;
@@ -105,9 +106,11 @@ PlanResult run_plan(const PlanSpec& spec, const topo::Catalog& catalog, const mo
           const auto layouts = enumerate_layouts(spec.model, g, 1);
           out.counts.too_big += static_cast<int>(std::count_if(layouts.begin(), layouts.end(),
                                                                [](const Layout& l) { return l.dp == 1; }));
+          fit.stopped = "memory";
           break;
         }
         out.counts.too_big += r.counts.too_big;
+        fit.largest_batch = b;
         bool any_within = false;   // some layout's step within the latency target
         for (auto& row : r.rows) {
           Plan p;
@@ -130,7 +133,10 @@ PlanResult run_plan(const PlanSpec& spec, const topo::Catalog& catalog, const mo
           all.push_back(std::move(p));
         }
         // A larger batch takes longer per step: once every layout misses the latency, stop.
-        if (!any_within) break;
+        if (!any_within) {
+          fit.stopped = "target";
+          break;
+        }
       }
     }
   }

@@ -85,6 +85,16 @@ struct PlanResult {
   std::vector<Plan> closest;    // when none does: the 5 fastest that ran
   PlanCounts counts;
   std::vector<std::string> notes;   // systems left out, and why
+  // Per system, per GPU count tried: the largest batch some layout held in memory (0: none;
+  // max_batch: every batch tried fitted). Larger batches than the target allows are not tried,
+  // so this is what was found, not always the memory's limit.
+  struct Fit {
+    std::string system;
+    int gpus = 0;
+    long largest_batch = 0;
+    std::string stopped;   // "memory", "target", or empty (max_batch reached)
+  };
+  std::vector<Fit> fits;
 };
 
 // `cost` costs communication (null: SimulatedComm). `progress` is called with a line per system.

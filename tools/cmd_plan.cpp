@@ -144,6 +144,8 @@ int plan(const PlanOptions& o) {
     auto& plans = out["plans"] = nlohmann::ordered_json::array();
     for (const auto& p : shown) plans.push_back(to_json(p));
     out["notes"] = r.notes;
+    auto& fits = out["largest_batch"] = nlohmann::ordered_json::array();
+    for (const auto& f : r.fits) fits.push_back({{"system", f.system}, {"gpus", f.gpus}, {"batch", f.largest_batch}, {"stopped_by", f.stopped}});
     fmt::print("{}\n", out.dump(2));
     return 0;
   }
@@ -170,6 +172,17 @@ int plan(const PlanOptions& o) {
   fmt::print("# {} plans run, {} layouts left out for memory, {} missed the target\n", r.counts.evaluated,
              r.counts.too_big, r.counts.missed);
   for (const auto& n : r.notes) fmt::print("# {}\n", n);
+  // The largest batch that ran in memory, per system and GPU count ("-": none fits).
+  std::string system_line;
+  for (std::size_t i = 0; i < r.fits.size(); ++i) {
+    const auto& f = r.fits[i];
+    if (i == 0 || r.fits[i - 1].system != f.system)
+      system_line = fmt::format("# largest batch run (then stopped by), {}:", f.system);
+    system_line += fmt::format(" {} GPU{} {}{};", f.gpus, f.gpus > 1 ? "s" : "",
+                               f.largest_batch > 0 ? std::to_string(f.largest_batch) : std::string("-"),
+                               f.stopped.empty() ? "" : " (" + f.stopped + ")");
+    if (i + 1 == r.fits.size() || r.fits[i + 1].system != f.system) fmt::print("{}\n", system_line);
+  }
   if (r.plans.empty()) fmt::print("# no plan meets the target; the fastest that ran:\n");
   fmt::print("{:>4} {:<24} {:>4} {:<14} {:>5} {:>11} {:>11} {:>10} {:>7}  {}\n", "rank", "system", "gpus", "layout",
              "batch", decode ? "TPOT (ms)" : "TTFT (ms)", "tokens/s", "$/Mtok", "GB/GPU", "bottleneck (* front)");

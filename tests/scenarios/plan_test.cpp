@@ -92,6 +92,8 @@ TEST_CASE("plan: the same machine at $2 and $3 per GPU-hour ranks every plan of 
   }
   // 1 GPU (tp1) and 2 GPUs (tp2, pp2) at batches 1, 2, 4.
   CHECK(paired == 9);
+  // The small model fits every batch tried on both systems: nothing stopped the search early.
+  for (const auto& f : r.fits) CHECK((f.largest_batch == 4 && f.stopped.empty()));
   CHECK(r.plans.front().system == "box-cheap");
   // The front: no plan on it is both slower and dearer than another.
   for (const Plan& a : r.plans)
@@ -110,6 +112,9 @@ TEST_CASE("plan: a target nothing meets gives no plan, the fastest that ran, and
   CHECK(r.plans.empty());
   REQUIRE_FALSE(r.closest.empty());
   CHECK(r.counts.missed == r.counts.evaluated);
-  // Every batch misses, so the search stops after the first.
+  // Every batch misses, so the search stops after the first, and says so.
   CHECK(r.counts.evaluated == 1);
+  REQUIRE(r.fits.size() == 1);
+  CHECK(r.fits[0].largest_batch == 1);
+  CHECK(r.fits[0].stopped == "target");
 }
