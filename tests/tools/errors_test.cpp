@@ -119,7 +119,8 @@ TEST_CASE("garbage: a YAML alias that contains itself, and aliases nested too de
       "sweep --topo topologies/hgx-h100.yaml --model {}",                                // model file
       "coll all_reduce --topo topologies/hgx-h100.yaml --sizes 1MiB --params {}",         // parameters
       "coll all_reduce --topo topologies/hgx-h100.yaml --sizes 1MiB --overlay {}",        // overlay
-      "validate --map {} validation/data"};                                              // validation map
+      "validate --map {} validation/data",                                               // validation map
+      "plan --model scenarios/models/llama-70b.yaml --catalog {}"};                      // hardware catalogue
   for (const auto& cmd : readers) {
     CAPTURE(cmd);
     expect_one_line_error(wiresim(with_file(cmd, cycle.string())), "cycle.yaml:1:4:",
