@@ -6,8 +6,8 @@
 
 namespace wiresim::models {
 
-Machine::Machine(const topo::LinkGraph& graph, const Params& params, bool p2p)
-    : graph_(graph), params_(params), router_(graph), links_(topo::link_specs(graph)), p2p_(p2p) {
+Machine::Machine(const topo::LinkGraph& graph, const Params& params, bool p2p, Gdr gdr)
+    : graph_(graph), params_(params), router_(graph), links_(topo::link_specs(graph)), p2p_(p2p), gdr_(gdr) {
   router_.set_pxn(true);
   if (!graph.gpus().empty()) arch_name_ = graph.device(graph.gpus().front()).arch;
   if (arch_name_.empty()) arch_name_ = "default";
@@ -46,7 +46,88 @@ bool Machine::staged(topo::DeviceId a, topo::DeviceId b) const {
   return it->second;
 }
 
+bool Machine::gdr(topo::DeviceId gpu, topo::DeviceId nic) const {
+  if (gdr_ != Gdr::automatic) return gdr_ == Gdr::on;
+  const std::string label = router_.matrix_label(gpu, nic);
+  if (label != "PHB" && label != "NODE" && label != "SYS") return true;   // PIX, PXB (or no PCIe label)
+  // P2C: over C2C to the CPU, then PCIe to a NIC of that same CPU.
+  const auto path = router_.route(gpu, nic);
+  return label != "SYS" && !path.empty() && graph_.link(path.front()).tier == topo::Tier::c2c;
+}
+
+std::optional<std::vector<sim::LinkId>> Machine::bounced_route(std::span<const sim::LinkId> direct) const {
+  // The sender's NIC is the first NIC the route enters, its proxy GPU the last GPU before it;
+  // the receiver's NIC the last NIC it leaves, its GPU the first GPU after.
+  const auto kind = [&](topo::DeviceId d) { return graph_.device(d).kind; };
+  std::optional<std::size_t> into_nic, out_of_nic;
+  for (std::size_t i = 0; i < direct.size(); ++i) {
+    if (!into_nic && kind(graph_.link(direct[i]).to) == topo::DeviceKind::nic) into_nic = i;
+    if (kind(graph_.link(direct[i]).from) == topo::DeviceKind::nic) out_of_nic = i;
+  }
+  if (!into_nic || !out_of_nic) return std::nullopt;
+  std::optional<std::size_t> proxy_from;   // the link leaving the sender's proxy GPU
+  for (std::size_t i = 0; i <= *into_nic; ++i)
+    if (kind(graph_.link(direct[i]).from) == topo::DeviceKind::gpu) proxy_from = i;
+  std::optional<std::size_t> gpu_into;     // the link entering the receiver's GPU
+  for (std::size_t i = *out_of_nic; i < direct.size() && !gpu_into; ++i)
+    if (kind(graph_.link(direct[i]).to) == topo::DeviceKind::gpu) gpu_into = i;
+  if (!proxy_from || !gpu_into) return std::nullopt;
+  const topo::DeviceId src_gpu = graph_.link(direct[*proxy_from]).from, src_nic = graph_.link(direct[*into_nic]).to;
+  const topo::DeviceId dst_nic = graph_.link(direct[*out_of_nic]).from, dst_gpu = graph_.link(direct[*gpu_into]).to;
+  const bool send_bounce = !gdr(src_gpu, src_nic) && cpu_of(src_gpu);
+  const bool recv_bounce = !gdr(dst_gpu, dst_nic) && cpu_of(dst_gpu);
+  if (!send_bounce && !recv_bounce) return std::nullopt;
+  std::vector<sim::LinkId> out(direct.begin(), direct.begin() + static_cast<std::ptrdiff_t>(*proxy_from));
+  const auto append = [&](std::span<const sim::LinkId> part) { out.insert(out.end(), part.begin(), part.end()); };
+  if (send_bounce) {
+    append(router_.route(src_gpu, *cpu_of(src_gpu)));
+    append(router_.route(*cpu_of(src_gpu), src_nic));
+  } else {
+    append(direct.subspan(*proxy_from, *into_nic + 1 - *proxy_from));
+  }
+  append(direct.subspan(*into_nic + 1, *out_of_nic - *into_nic - 1));
+  if (recv_bounce) {
+    append(router_.route(dst_nic, *cpu_of(dst_gpu)));
+    append(router_.route(*cpu_of(dst_gpu), dst_gpu));
+  } else {
+    append(direct.subspan(*out_of_nic, *gpu_into + 1 - *out_of_nic));
+  }
+  append(direct.subspan(*gpu_into + 1));
+  return out;
+}
+
+bool Machine::any_bounce() const {
+  if (gdr_ == Gdr::off) return true;
+  if (gdr_ == Gdr::on) return false;
+  if (!any_bounce_) {
+    any_bounce_ = false;
+    for (auto g : graph_.gpus())
+      for (auto nic : router_.nearest_nics(g))
+        if (!gdr(g, nic)) any_bounce_ = true;
+  }
+  return *any_bounce_;
+}
+
+std::string Machine::transport(topo::DeviceId a, topo::DeviceId b) const {
+  if (staged(a, b)) return std::string(topo::to_string(topo::Transport::shm));
+  const topo::Transport t = router_.transport(a, b);
+  if (t == topo::Transport::net && any_bounce() && bounced_route(router_.route(a, b))) return "NET via host memory";
+  return std::string(topo::to_string(t));
+}
+
 std::span<const sim::LinkId> Machine::route(topo::DeviceId a, topo::DeviceId b, std::uint32_t flow) const {
+  if (node_of(a) != node_of(b) && any_bounce() && graph_.device(a).kind == topo::DeviceKind::gpu &&
+      graph_.device(b).kind == topo::DeviceKind::gpu) {
+    const auto key = std::make_tuple(a, b, flow);
+    auto it = net_routes_.find(key);
+    if (it == net_routes_.end()) {
+      const auto direct = router_.route(a, b, flow);
+      auto bounced = bounced_route(direct);
+      it = net_routes_.emplace(key, bounced ? std::move(*bounced) : std::vector<sim::LinkId>(direct.begin(), direct.end()))
+               .first;
+    }
+    return it->second;
+  }
   if (!staged(a, b)) return router_.route(a, b, flow);
   const std::uint64_t key = (static_cast<std::uint64_t>(a) << 32) | b;
   auto it = staged_routes_.find(key);

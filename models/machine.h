@@ -23,6 +23,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -33,9 +34,18 @@
 
 namespace wiresim::models {
 
+// GPUDirect RDMA between a GPU and its NIC (NCCL_NET_GDR_LEVEL): automatic is NCCL's rule —
+// on while the GPU-NIC path is at most PXB, or P2C (the GPU reaches the CPU the NIC hangs off
+// over C2C); off beyond (PHB, NODE, SYS). Under PXN the proxy GPU's distance counts.
+// (ncclTopoCheckGdr, NVIDIA/nccl src/graph/paths.cc: netGdrLevel = PATH_P2C with
+// NCCL_NET_GDR_C2C=1, the default, else PATH_PXB.) Without it, NET data is staged through a
+// host buffer on the GPU's CPU socket: GPU -> CPU, then CPU -> NIC (and the reverse at the
+// receiver), over the PCIe uplinks and any socket link between.
+enum class Gdr { automatic, on, off };
+
 class Machine {
  public:
-  Machine(const topo::LinkGraph& graph, const Params& params, bool p2p = true);
+  Machine(const topo::LinkGraph& graph, const Params& params, bool p2p = true, Gdr gdr = Gdr::automatic);
 
   const topo::LinkGraph& graph() const { return graph_; }
   const topo::Router& router() const { return router_; }
@@ -46,6 +56,12 @@ class Machine {
 
   std::span<const sim::LinkId> route(topo::DeviceId a, topo::DeviceId b, std::uint32_t flow = 0) const;
   bool p2p() const { return p2p_; }
+  Gdr gdr() const { return gdr_; }
+  // Whether `gpu` sends to or receives from `nic` with GPUDirect RDMA (see Gdr).
+  bool gdr(topo::DeviceId gpu, topo::DeviceId nic) const;
+  // How two GPUs exchange as the model runs them: "P2P/NVLink", "P2P/PCIe", "SHM" (staged
+  // through host memory), "NET", or "NET via host memory" (a side without GPUDirect RDMA).
+  std::string transport(topo::DeviceId a, topo::DeviceId b) const;
   // Whether a transfer between two GPUs of one node is staged through host memory (P2P off,
   // or a PHB/NODE/SYS pair).
   bool staged(topo::DeviceId a, topo::DeviceId b) const;
@@ -72,7 +88,16 @@ class Machine {
   std::string arch_name_;
   std::vector<sim::LinkSpec> links_;
   bool p2p_ = true;
+  Gdr gdr_ = Gdr::automatic;
   std::optional<topo::DeviceId> cpu_of(topo::DeviceId gpu) const;
+  // The route between nodes with each side without GDR detoured through its GPU's socket;
+  // nullopt when both sides use GDR.
+  std::optional<std::vector<sim::LinkId>> bounced_route(std::span<const sim::LinkId> direct) const;
+  mutable std::map<std::tuple<topo::DeviceId, topo::DeviceId, std::uint32_t>, std::vector<sim::LinkId>> net_routes_;
+  // Whether any GPU lacks GPUDirect RDMA to its nearest NIC (decided on first use): when none
+  // does, routes between nodes are the router's own, with nothing cached.
+  bool any_bounce() const;
+  mutable std::optional<bool> any_bounce_;
   mutable std::unordered_map<std::uint64_t, std::vector<sim::LinkId>> staged_routes_;
   mutable std::unordered_map<std::uint64_t, bool> staged_pairs_;
   struct MeshCache {

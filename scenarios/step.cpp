@@ -456,9 +456,9 @@ StepResult::Group describe_pairs(const models::Machine& machine, const std::stri
   const auto& all = machine.graph().gpus();
   for (const auto& [i, j] : pairs) {
     const auto a = all[i], b = all[j];
-    const bool staged = machine.staged(a, b);
-    group.staged = group.staged || staged;
-    ++counts[std::string(topo::to_string(staged ? topo::Transport::shm : machine.router().transport(a, b)))];
+    const std::string t = machine.transport(a, b);
+    group.staged = group.staged || t == "SHM" || t == "NET via host memory";
+    ++counts[t];
   }
   for (const auto& [t, c] : counts) group.transports += fmt::format("{}{} x{}", group.transports.empty() ? "" : ", ", t, c);
   return group;

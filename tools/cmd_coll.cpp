@@ -208,10 +208,9 @@ void print_explain(const models::Machine& machine, const models::Problem& proble
 
 void print_transports(const models::Machine& machine, const models::Problem& problem) {
   const auto& g = machine.graph();
-  // What the model uses: a staged pair (P2P off, or PHB/NODE/SYS) is SHM whatever the topology offers.
-  const auto transport = [&](topo::DeviceId a, topo::DeviceId b) {
-    return std::string(topo::to_string(machine.staged(a, b) ? topo::Transport::shm : machine.router().transport(a, b)));
-  };
+  // What the model uses: a staged pair (P2P off, or PHB/NODE/SYS) is SHM whatever the topology
+  // offers; a NET pair without GPUDirect RDMA on a side goes through host memory.
+  const auto transport = [&](topo::DeviceId a, topo::DeviceId b) { return machine.transport(a, b); };
   const int n = static_cast<int>(problem.ranks.size());
   fmt::print("# Transports between ranks (as NCCL_DEBUG=INFO would report them):\n");
   if (n <= 16) {
@@ -254,7 +253,7 @@ void print_table(const CollOptions& o, const models::Machine& machine, const mod
   fmt::print("# sizes are nccl-tests sizes; GB/s = 1e9 B/s; busbw = algbw x {}\n",
              input::bus_factor_formula(problem.op));
   if (!overlay_note.empty()) fmt::print("# overlay {}\n", overlay_note);
-  if (!machine.p2p()) fmt::print("# {}\n", transport_note(false));
+  if (const std::string note = transport_note(machine.p2p(), machine.gdr()); !note.empty()) fmt::print("# {}\n", note);
   if (o.explain) print_transports(machine, problem);
   const bool rooted = input::rooted(problem.op);
   const std::string redop = models::reduces(problem.op) ? "sum" : "none";
@@ -325,6 +324,7 @@ void print_json(const CollOptions& o, const models::Machine& machine, const mode
   out["dtype"] = o.dtype;
   if (!overlay_note.empty()) out["overlay"] = overlay_note;
   if (!machine.p2p()) out["p2p"] = false;
+  if (machine.gdr() != models::Gdr::automatic) out["gdr"] = machine.gdr() == models::Gdr::on ? "on" : "off";
   out["units"] = {{"time", "us"}, {"bandwidth", "GB/s (1e9 B/s)"}, {"size", "B"}};
   auto& results = out["results"] = nlohmann::ordered_json::array();
   for (const auto& r : rows) {

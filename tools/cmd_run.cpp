@@ -75,7 +75,7 @@ nlohmann::ordered_json to_json(const scenarios::Scenario& s, const std::string& 
   out["topology"] = topo;
   out["method"] = method;
   if (!overlay_note.empty()) out["overlay"] = overlay_note;
-  if (!transport.empty()) out["p2p"] = false;
+  if (!transport.empty()) out["transport"] = transport;
   out["model"] = s.model.name;
   out["phase"] = s.workload.phase == scenarios::Phase::prefill  ? "prefill"
                  : s.workload.phase == scenarios::Phase::decode ? "decode"
@@ -184,7 +184,7 @@ int run(const RunOptions& o) {
   if (o.bands && o.method == "naive") throw InputError("--bands: not with --model naive (it is not the model the bands validate)");
   const MachineInput input = load_machine_input(o, s.topology, s.set);
   overlay_note = input.overlay;
-  transport = transport_note(input.p2p);
+  transport = transport_note(input.p2p, input.gdr);
   if (!overlay_note.empty() && o.format == "csv") fmt::print(stderr, "# overlay {}\n", overlay_note);
   const topo::LinkGraph& graph = input.graph;
   const models::Machine machine = input.machine();

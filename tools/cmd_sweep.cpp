@@ -178,7 +178,7 @@ int sweep(const SweepOptions& o) {
                : spec.workload.micro_batches > 1 ? fmt::format(", {} micro-batches", spec.workload.micro_batches)
                                                  : std::string());
     if (!input.overlay.empty()) fmt::print("# overlay {}\n", input.overlay);
-    if (!input.p2p) fmt::print("# {}\n", transport_note(false));
+    if (const std::string note = transport_note(input.p2p, input.gdr); !note.empty()) fmt::print("# {}\n", note);
     if (counts.too_big > 0)
       fmt::print("# {} more layouts left out: their weights, KV cache and activations exceed {:.0f}% of {:.0f} GB per GPU "
                  "(--gpu-memory)\n",

@@ -35,6 +35,7 @@ struct MachineOptions {
   std::string params;
   std::string overlay;
   std::string p2p = "on";
+  std::string gdr = "auto";
   std::string max_memory = "8GiB";
   std::string max_events = "2e9";
   std::string format = "table";
@@ -57,6 +58,9 @@ inline void add_machine_options(CLI::App* cmd, MachineOptions& o, const MachineO
     if (set.topology == TopologyOption::required) topo->required();
     cmd->add_option("--set", o.settings, "override a topology parameter, e.g. --set nodes=2");
     cmd->add_option("--p2p", o.p2p, "on (default) or off: NCCL_P2P_DISABLE=1, GPUs exchange through host memory (SHM)");
+    cmd->add_option("--gdr", o.gdr,
+                    "GPUDirect RDMA: auto (default, NCCL's rule: GPU and NIC within PXB or P2C), on, or off (NET data "
+                    "staged through host memory)");
   }
   cmd->add_option("--params", o.params, "model parameter file replacing the built-in models/params.yaml");
   cmd->add_option("--overlay", o.overlay, "calibration overlay (from `wiresim calibrate fit -o`) laid over the topology");
@@ -72,6 +76,14 @@ inline bool parse_p2p(const std::string& text) {
   throw input::InputError(fmt::format("--p2p: expected on or off, got '{}'", text));
 }
 
+// --gdr auto|on|off (NCCL_NET_GDR_LEVEL: auto is NCCL's default rule, models::Gdr).
+inline models::Gdr parse_gdr(const std::string& text) {
+  if (text == "auto") return models::Gdr::automatic;
+  if (text == "on") return models::Gdr::on;
+  if (text == "off") return models::Gdr::off;
+  throw input::InputError(fmt::format("--gdr: expected auto, on or off, got '{}'", text));
+}
+
 // --params, or the built-in parameters (before any overlay).
 inline models::Params base_params(const MachineOptions& o) {
   return o.params.empty() ? models::default_params() : models::load_params(o.params);
@@ -83,6 +95,7 @@ struct MachineInput {
   topo::LinkGraph graph;
   models::Params params;
   bool p2p = true;
+  models::Gdr gdr = models::Gdr::automatic;
   models::Limits limits;
   std::vector<calibrate::AppliedTier> applied;   // what the overlay changed
   std::string overlay;                           // one line naming the overlay; empty: none
@@ -90,7 +103,7 @@ struct MachineInput {
   std::string overlay_path;
 
   // The machine to run on; it refers to this input's graph and parameters.
-  models::Machine machine() const { return models::Machine(graph, params, p2p); }
+  models::Machine machine() const { return models::Machine(graph, params, p2p, gdr); }
 };
 
 // `topology` and `overrides` are the command's resolved ones (a scenario may name them).
@@ -99,6 +112,7 @@ inline MachineInput load_machine_input(const MachineOptions& o, const std::strin
   MachineInput in{topo::load_topology(topology, overrides),
                   base_params(o),
                   parse_p2p(o.p2p),
+                  parse_gdr(o.gdr),
                   {models::parse_max_memory(o.max_memory), models::parse_max_events(o.max_events)},
                   {}, {}, {}, o.overlay};
   print_warnings(in.graph.warnings);
@@ -113,8 +127,14 @@ inline MachineInput load_machine_input(const MachineOptions& o, const std::strin
 }
 
 // One line for the outputs when the transport is not NCCL's default; empty otherwise.
-inline std::string transport_note(bool p2p) {
-  return p2p ? std::string() : "transport: --p2p off (NCCL_P2P_DISABLE=1): GPUs of a node exchange through host memory";
+inline std::string transport_note(bool p2p, models::Gdr gdr = models::Gdr::automatic) {
+  std::string note;
+  if (!p2p) note = "transport: --p2p off (NCCL_P2P_DISABLE=1): GPUs of a node exchange through host memory";
+  if (gdr != models::Gdr::automatic)
+    note += fmt::format("{}--gdr {}: {}", note.empty() ? "transport: " : "; ", gdr == models::Gdr::on ? "on" : "off",
+                        gdr == models::Gdr::on ? "GPUDirect RDMA for every GPU-NIC pair"
+                                               : "no GPUDirect RDMA: NET data staged through host memory");
+  return note;
 }
 
 // --bands: the interval a prediction at `size` carries (accuracy/bands.h): the overlay's

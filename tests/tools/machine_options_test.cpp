@@ -22,7 +22,8 @@ bool lists(const std::string& help, const std::string& option) {
 }  // namespace
 
 TEST_CASE("coll, run, sweep and calibrate compare list the same machine options; validate the ones it can use") {
-  const std::vector<std::string> all{"--topo", "--set", "--p2p", "--params", "--overlay", "--max-memory", "--max-events"};
+  const std::vector<std::string> all{"--topo",    "--set",        "--p2p",       "--gdr",
+                                     "--params", "--overlay", "--max-memory", "--max-events"};
   for (const char* cmd : {"coll", "run", "sweep", "calibrate compare"}) {
     const Run r = wiresim(std::string(cmd) + " --help");
     CAPTURE(cmd);
@@ -33,7 +34,7 @@ TEST_CASE("coll, run, sweep and calibrate compare list the same machine options;
   REQUIRE(v.exit_code == 0);
   for (const char* o : {"--params", "--overlay", "--max-memory", "--max-events", "--format"}) CHECK_MESSAGE(lists(v.out, o), o);
   // Data sets name their own topology and transport: validate takes no --topo, --set or --p2p.
-  for (const char* o : {"--topo", "--set", "--p2p"}) CHECK_MESSAGE(!lists(v.out, o), o);
+  for (const char* o : {"--topo", "--set", "--p2p", "--gdr"}) CHECK_MESSAGE(!lists(v.out, o), o);
 }
 
 TEST_CASE("validate --overlay: the overlay's parameters and measured tiers change the predictions") {
@@ -71,8 +72,8 @@ TEST_CASE("run --p2p off reaches the step: GPUs of a PCIe box exchange through h
   REQUIRE(on.exit_code == 0);
   REQUIRE(off.exit_code == 0);
   const auto a = nlohmann::json::parse(on.out), b = nlohmann::json::parse(off.out);
-  CHECK_FALSE(a.contains("p2p"));
-  CHECK(b["p2p"] == false);
+  CHECK_FALSE(a.contains("transport"));
+  CHECK(b["transport"].get<std::string>().find("NCCL_P2P_DISABLE=1") != std::string::npos);
   // Through host memory at the SHM rate, not PCIe peer-to-peer: slower.
   CHECK(b["step_time_ms"].get<double>() > 1.05 * a["step_time_ms"].get<double>());
   const Run table = wiresim("run scenarios/llama8b-tp4-pcie-switch.yaml --p2p off");
@@ -80,4 +81,27 @@ TEST_CASE("run --p2p off reaches the step: GPUs of a PCIe box exchange through h
   const Run bad = wiresim("run scenarios/llama8b-tp4-pcie-switch.yaml --p2p maybe");
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("--p2p: expected on or off") != std::string::npos);
+}
+
+TEST_CASE("coll --gdr off: a 2-node H100 all_reduce is slower at large sizes, and says why") {
+  const std::string c = "coll all_reduce --topo topologies/cluster-h100-ib.yaml --set nodes=2 --sizes 1GiB --format json";
+  const Run on = wiresim(c);
+  const Run off = wiresim(c + " --gdr off");
+  REQUIRE(on.exit_code == 0);
+  REQUIRE(off.exit_code == 0);
+  const double t_on = nlohmann::json::parse(on.out)["results"][0]["time_us"].get<double>();
+  const auto j = nlohmann::json::parse(off.out);
+  CHECK(j["results"][0]["time_us"].get<double>() > 1.3 * t_on);
+  CHECK(j["gdr"] == "off");
+  // Auto is NCCL's rule, and on these PIX NICs it means GDR: the same as forcing it on.
+  const Run forced = wiresim(c + " --gdr on");
+  CHECK(nlohmann::json::parse(forced.out)["results"][0]["time_us"].get<double>() == t_on);
+  const Run why = wiresim("coll all_reduce --topo topologies/cluster-h100-ib.yaml --set nodes=2 --sizes 1GiB --gdr off "
+                          "--explain --gpus-per-node 1");
+  REQUIRE(why.exit_code == 0);
+  CHECK(why.out.find("NET via host memory") != std::string::npos);
+  CHECK(why.out.find("no GPUDirect RDMA") != std::string::npos);
+  const Run bad = wiresim(c + " --gdr maybe");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--gdr: expected auto, on or off") != std::string::npos);
 }
