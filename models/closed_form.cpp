@@ -49,6 +49,22 @@ std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& 
   return rates;
 }
 
+std::vector<double> duty_shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
+                                      double bytes, const std::vector<double>& pause, const std::vector<int>& group,
+                                      double min_period, int rounds) {
+  auto rates = shared_rates(b, edges, cap);
+  const int groups = edges.empty() ? 0 : *std::max_element(group.begin(), group.end()) + 1;
+  for (int round = 0; round < rounds; ++round) {
+    std::vector<double> period(static_cast<std::size_t>(groups), min_period);
+    for (std::size_t e = 0; e < edges.size(); ++e)
+      period[group[e]] = std::max(period[group[e]], pause[e] + bytes / rates[e]);
+    std::vector<double> duty(edges.size());
+    for (std::size_t e = 0; e < edges.size(); ++e) duty[e] = (bytes / rates[e]) / period[group[e]];
+    rates = shared_rates(b, edges, cap, duty);
+  }
+  return rates;
+}
+
 std::pair<double, double> switch_ports(const Machine& machine, const std::vector<topo::DeviceId>& ranks) {
   double bw = INFINITY, wire = 0.0;
   for (auto gpu : ranks) {
@@ -100,7 +116,6 @@ double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vec
       edges.push_back({orders[r][p], orders[r][(p + 1) % n],
                        (flow_base + static_cast<std::uint32_t>(r)) * 1'000'003u + static_cast<std::uint32_t>(p)});
   }
-  auto rates = shared_rates(b, edges, cap);
   const int n = static_cast<int>(orders.front().size());
   const int steps = op == Collective::all_reduce ? 2 * (n - 1) : n - 1;
   const int loops = chunk_count(block, chunk);
@@ -108,22 +123,17 @@ double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vec
   for (const auto& e : edges) latency.push_back(b.step_latency(e.from, e.to).count());
   // Rings that share links: each edge sends for c/r of a step and pauses for the rest (the
   // per-send overhead, the step latency, the wait for its ring's slowest hop); the others on
-  // its links take that time (shared_rates' duty). A few rounds of the fixed point.
+  // its links take that time (shared_rates' duty, duty_shared_rates' fixed point).
+  std::vector<double> rates;
   if (orders.size() > 1) {
-    const double c = block.count() / loops;
-    const double overhead = b.protocol().overhead.count();
-    for (int round = 0; round < 4; ++round) {
-      std::vector<double> duty(edges.size(), 1.0);
-      std::size_t first = 0;
-      for (const auto& order : orders) {
-        const std::size_t m = order.size();
-        double step = 0.0;
-        for (std::size_t e = first; e < first + m; ++e) step = std::max(step, overhead + c / rates[e] + latency[e]);
-        for (std::size_t e = first; e < first + m; ++e) duty[e] = (c / rates[e]) / step;
-        first += m;
-      }
-      rates = shared_rates(b, edges, cap, duty);
-    }
+    std::vector<double> pause;
+    std::vector<int> group;
+    for (std::size_t r = 0; r < orders.size(); ++r)
+      for (std::size_t p = 0; p < orders[r].size(); ++p) group.push_back(static_cast<int>(r));
+    for (std::size_t e = 0; e < edges.size(); ++e) pause.push_back(b.protocol().overhead.count() + latency[e]);
+    rates = duty_shared_rates(b, edges, cap, block.count() / loops, pause, group);
+  } else {
+    rates = shared_rates(b, edges, cap);
   }
   const bool alike = std::all_of(rates.begin(), rates.end(), [&](double r) { return r == rates.front(); }) &&
                      std::all_of(latency.begin(), latency.end(), [&](double l) { return l == latency.front(); });

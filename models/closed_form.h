@@ -40,6 +40,16 @@ struct Edge {
 std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
                                  const std::vector<double>& duty = {});
 
+// shared_rates with the duty found by a fixed point of `rounds` rounds: each edge sends
+// `bytes` once per period of its group (`group[e]`: edges that advance together, as a ring's
+// steps or a tree's steady state) and pauses for the rest. The group's period is its slowest
+// edge's pause[e] + bytes / rate, at least `min_period` (another stage that holds the group
+// back); an edge's duty is (bytes / rate) / period. The first round starts from shared_rates
+// without duty. Used by the ring, tree and NVLS-tree closed forms.
+std::vector<double> duty_shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
+                                      double bytes, const std::vector<double>& pause, const std::vector<int>& group,
+                                      double min_period = 0.0, int rounds = 4);
+
 // The ranks' NVSwitch ports: the slowest port link (payload B/s) and the longest up + down
 // wire latency (s), which bound NVLS and NVLSTree.
 std::pair<double, double> switch_ports(const Machine& machine, const std::vector<topo::DeviceId>& ranks);

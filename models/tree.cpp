@@ -188,19 +188,14 @@ Estimate tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   // Filling and draining the pipeline (2D chunk-hops) runs at the full link rate; in the
   // steady state each GPU sends up and down at once and the two share its links.
   const sim::BytesPerSec cap = b.protocol_cap() / static_cast<double>(trees);
-  auto shared = shared_rates(b, edges, cap);
   double full = INFINITY;
   for (const auto& e : edges) full = std::min(full, shared_rates(b, {e}, cap).front());
   const sim::Bytes c = loops > 1 ? chunk : share;
   const double o = b.protocol().overhead.count();
   // In the steady state every edge sends one chunk per period of the slowest; an edge that
-  // pauses (overhead, waiting) leaves its links to the others (shared_rates' duty).
-  for (int round = 0; round < 4; ++round) {
-    const double period = o + c.count() / *std::min_element(shared.begin(), shared.end());
-    std::vector<double> duty;
-    for (const double r : shared) duty.push_back((c.count() / r) / period);
-    shared = shared_rates(b, edges, cap, duty);
-  }
+  // pauses (overhead, waiting) leaves its links to the others (duty_shared_rates).
+  const auto shared = duty_shared_rates(b, edges, cap, c.count(), std::vector<double>(edges.size(), o),
+                                        std::vector<int>(edges.size(), 0));
   const double rate = *std::min_element(shared.begin(), shared.end());
   // Once the root starts sending down, each GPU's uplink carries its up and down sends at
   // once. The root's child meets the down stream after two of its up sends (one hop from
