@@ -233,8 +233,10 @@ void print_transports(const models::Machine& machine, const models::Problem& pro
   }
 }
 
-// The calibration overlay this run is under (empty: none), named in every output.
+// The calibration overlay this run is under (empty: none), named in every output; likewise
+// the --fail/--degrade faults.
 std::string overlay_note;
+std::string faults_note;
 // --bands: the interval of each predicted time (null: not asked for).
 const PredictionBands* bands = nullptr;
 
@@ -254,6 +256,7 @@ void print_table(const CollOptions& o, const models::Machine& machine, const mod
              input::bus_factor_formula(problem.op));
   if (!overlay_note.empty()) fmt::print("# overlay {}\n", overlay_note);
   if (const std::string note = transport_note(machine.p2p(), machine.gdr()); !note.empty()) fmt::print("# {}\n", note);
+  if (!faults_note.empty()) fmt::print("# faults: {}\n", faults_note);
   if (o.explain) print_transports(machine, problem);
   const bool rooted = input::rooted(problem.op);
   const std::string redop = models::reduces(problem.op) ? "sum" : "none";
@@ -325,6 +328,7 @@ void print_json(const CollOptions& o, const models::Machine& machine, const mode
   if (!overlay_note.empty()) out["overlay"] = overlay_note;
   if (!machine.p2p()) out["p2p"] = false;
   if (machine.gdr() != models::Gdr::automatic) out["gdr"] = machine.gdr() == models::Gdr::on ? "on" : "off";
+  if (!faults_note.empty()) out["faults"] = faults_note;
   out["units"] = {{"time", "us"}, {"bandwidth", "GB/s (1e9 B/s)"}, {"size", "B"}};
   auto& results = out["results"] = nlohmann::ordered_json::array();
   for (const auto& r : rows) {
@@ -406,6 +410,7 @@ int run_coll(const CollOptions& o) {
   auto sizes = parse_sizes(o.sizes);
   const MachineInput input = load_machine_input(o, o.topo, topo::parse_overrides(o.settings));
   overlay_note = input.overlay;
+  faults_note = input.faults;
   // CSV keeps its contract header; the overlay goes to stderr there.
   if (!overlay_note.empty() && o.format == "csv") fmt::print(stderr, "# overlay {}\n", overlay_note);
   const topo::LinkGraph& graph = input.graph;

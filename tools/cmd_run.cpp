@@ -185,6 +185,7 @@ int run(const RunOptions& o) {
   const MachineInput input = load_machine_input(o, s.topology, s.set);
   overlay_note = input.overlay;
   transport = transport_note(input.p2p, input.gdr);
+  if (!input.faults.empty()) transport += (transport.empty() ? "faults: " : "; faults: ") + input.faults;
   if (!overlay_note.empty() && o.format == "csv") fmt::print(stderr, "# overlay {}\n", overlay_note);
   const topo::LinkGraph& graph = input.graph;
   const models::Machine machine = input.machine();

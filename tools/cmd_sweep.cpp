@@ -179,6 +179,7 @@ int sweep(const SweepOptions& o) {
                                                  : std::string());
     if (!input.overlay.empty()) fmt::print("# overlay {}\n", input.overlay);
     if (const std::string note = transport_note(input.p2p, input.gdr); !note.empty()) fmt::print("# {}\n", note);
+    if (!input.faults.empty()) fmt::print("# faults: {}\n", input.faults);
     if (counts.too_big > 0)
       fmt::print("# {} more layouts left out: their weights, KV cache and activations exceed {:.0f}% of {:.0f} GB per GPU "
                  "(--gpu-memory)\n",

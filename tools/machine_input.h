@@ -26,6 +26,7 @@
 #include "models/params.h"
 #include "tools/commands.h"
 #include "topologies/builder.h"
+#include "topologies/faults.h"
 
 namespace wiresim::tools {
 
@@ -36,6 +37,8 @@ struct MachineOptions {
   std::string overlay;
   std::string p2p = "on";
   std::string gdr = "auto";
+  std::vector<std::string> fail;
+  std::vector<std::string> degrade;
   std::string max_memory = "8GiB";
   std::string max_events = "2e9";
   std::string format = "table";
@@ -58,6 +61,9 @@ inline void add_machine_options(CLI::App* cmd, MachineOptions& o, const MachineO
     if (set.topology == TopologyOption::required) topo->required();
     cmd->add_option("--set", o.settings, "override a topology parameter, e.g. --set nodes=2");
     cmd->add_option("--p2p", o.p2p, "on (default) or off: NCCL_P2P_DISABLE=1, GPUs exchange through host memory (SHM)");
+    cmd->add_option("--fail", o.fail,
+                    "take a device's links (or a link 'a->b') out of service, glob patterns: node0.nic0, spine*");
+    cmd->add_option("--degrade", o.degrade, "keep a share of their bandwidth: PATTERN=SHARE, e.g. spine*=50%");
     cmd->add_option("--gdr", o.gdr,
                     "GPUDirect RDMA: auto (default, NCCL's rule: GPU and NIC within PXB or P2C), on, or off (NET data "
                     "staged through host memory)");
@@ -101,6 +107,7 @@ struct MachineInput {
   std::string overlay;                           // one line naming the overlay; empty: none
   std::optional<double> overlay_error;           // its fit's held-out median |error| (fraction)
   std::string overlay_path;
+  std::string faults;                            // one line naming --fail/--degrade; empty: none
 
   // The machine to run on; it refers to this input's graph and parameters.
   models::Machine machine() const { return models::Machine(graph, params, p2p, gdr); }
@@ -123,6 +130,8 @@ inline MachineInput load_machine_input(const MachineOptions& o, const std::strin
     in.overlay = calibrate::describe_overlay(o.overlay, overlay);
     if (overlay.fit) in.overlay_error = overlay.fit->held_out_error_after_pct / 100.0;
   }
+  // After the overlay: a measured tier's rate is the healthy one, then the faults.
+  in.faults = topo::apply_faults(in.graph, o.fail, o.degrade).summary;
   return in;
 }
 

@@ -1,5 +1,6 @@
 #include "topologies/link_graph.h"
 
+#include <algorithm>
 #include <array>
 #include <cassert>
 
@@ -60,6 +61,22 @@ LinkId LinkGraph::add_link(Link link) {
   in_[link.to].push_back(id);
   links_.push_back(link);
   return id;
+}
+
+void LinkGraph::fail_link(LinkId id) {
+  assert(id < links_.size());
+  if (failed_.size() < links_.size()) failed_.resize(links_.size(), false);
+  if (failed_[id]) return;
+  failed_[id] = true;
+  auto& out = out_[links_[id].from];
+  out.erase(std::remove(out.begin(), out.end(), id), out.end());
+  auto& in = in_[links_[id].to];
+  in.erase(std::remove(in.begin(), in.end(), id), in.end());
+}
+
+void LinkGraph::degrade_link(LinkId id, double share) {
+  assert(id < links_.size() && share > 0.0);
+  set_link_parameters(id, links_[id].bandwidth * share, links_[id].latency);
 }
 
 LinkId LinkGraph::add_duplex(Link link) {

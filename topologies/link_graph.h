@@ -88,8 +88,14 @@ class LinkGraph {
 
   std::size_t device_count() const;
   std::size_t link_count() const { return links_.size(); }
+  // Takes a link out of service (topologies/faults.h); scales one's bandwidth by `share`.
+  void fail_link(LinkId id);
+  bool link_failed(LinkId id) const { return id < failed_.size() && failed_[id]; }
+  void degrade_link(LinkId id, double share);
   const Device& device(DeviceId id) const;
   const Link& link(LinkId id) const { return links_[id]; }
+  // A failed link keeps its id (the simulator's network still has it) but leaves these lists,
+  // so no route uses it.
   std::span<const LinkId> out_links(DeviceId id) const { return out_[id]; }
   std::span<const LinkId> in_links(DeviceId id) const { return in_[id]; }
   std::optional<DeviceId> find(std::string_view name) const;
@@ -114,6 +120,7 @@ class LinkGraph {
  private:
   Graph graph_;
   std::vector<Link> links_;
+  std::vector<bool> failed_;   // by link id; empty until a link fails
   std::vector<std::vector<LinkId>> out_, in_;
   std::vector<DeviceId> gpus_;
   std::unordered_map<std::string, DeviceId> by_name_;

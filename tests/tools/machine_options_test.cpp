@@ -22,8 +22,8 @@ bool lists(const std::string& help, const std::string& option) {
 }  // namespace
 
 TEST_CASE("coll, run, sweep and calibrate compare list the same machine options; validate the ones it can use") {
-  const std::vector<std::string> all{"--topo",    "--set",        "--p2p",       "--gdr",
-                                     "--params", "--overlay", "--max-memory", "--max-events"};
+  const std::vector<std::string> all{"--topo",    "--set",     "--p2p",        "--gdr",       "--fail",
+                                     "--degrade", "--params", "--overlay", "--max-memory", "--max-events"};
   for (const char* cmd : {"coll", "run", "sweep", "calibrate compare"}) {
     const Run r = wiresim(std::string(cmd) + " --help");
     CAPTURE(cmd);
@@ -34,7 +34,7 @@ TEST_CASE("coll, run, sweep and calibrate compare list the same machine options;
   REQUIRE(v.exit_code == 0);
   for (const char* o : {"--params", "--overlay", "--max-memory", "--max-events", "--format"}) CHECK_MESSAGE(lists(v.out, o), o);
   // Data sets name their own topology and transport: validate takes no --topo, --set or --p2p.
-  for (const char* o : {"--topo", "--set", "--p2p", "--gdr"}) CHECK_MESSAGE(!lists(v.out, o), o);
+  for (const char* o : {"--topo", "--set", "--p2p", "--gdr", "--fail", "--degrade"}) CHECK_MESSAGE(!lists(v.out, o), o);
 }
 
 TEST_CASE("validate --overlay: the overlay's parameters and measured tiers change the predictions") {
