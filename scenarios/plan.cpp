@@ -40,22 +40,10 @@ void mark_front(std::vector<Plan>& plans) {
 }  // namespace
 
 std::string bottleneck(const StepResult& r) {
-  if (r.exposed_comm.count() <= 0.25 * r.step.count()) return "compute";
-  std::string kind = "communication";
-  sim::Seconds longest{0.0};
-  for (const auto& [k, c] : r.by_collective)
-    if (c.time > longest) {
-      longest = c.time;
-      kind = k;
-    }
-  std::string tier;
-  sim::Bytes most{0.0};
-  for (const auto& [t, s] : r.by_tier)
-    if (s.bytes > most) {
-      most = s.bytes;
-      tier = t;
-    }
-  return tier.empty() ? kind : fmt::format("{} over {}", kind, tier);
+  const StepBound b = step_bound(r);
+  if (!b.communication) return "compute";
+  const std::string kind = b.slowest ? b.collective : "communication";
+  return b.tier.empty() ? kind : fmt::format("{} over {}", kind, b.tier);
 }
 
 PlanResult run_plan(const PlanSpec& spec, const topo::Catalog& catalog, const models::Params& params, int threads,
@@ -80,7 +68,7 @@ PlanResult run_plan(const PlanSpec& spec, const topo::Catalog& catalog, const mo
     const int system_gpus = static_cast<int>(graph.gpus().size());
     if (progress) progress(fmt::format("{} ({} GPUs)", e->name, system_gpus));
     for (int g = 1; g <= std::min(system_gpus, spec.max_gpus); g *= 2) {
-      PlanResult::Fit& fit = out.fits.emplace_back(PlanResult::Fit{e->name, g, 0});
+      PlanResult::Fit& fit = out.fits.emplace_back(PlanResult::Fit{e->name, g, 0, {}});
       for (long b = 1; b <= spec.max_batch; b *= 2) {
         SweepSpec s;
         s.model = spec.model;

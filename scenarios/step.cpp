@@ -297,6 +297,16 @@ void build_load(StepBuilder& b, const Scenario& s, const topo::LinkGraph& graph,
 
 }  // namespace
 
+StepBound step_bound(const StepResult& r) {
+  StepBound b;
+  b.communication = r.exposed_comm.count() > 0.25 * r.step.count();
+  for (const auto& [kind, c] : r.by_collective)
+    if (!b.slowest || c.time > b.slowest->time) b.collective = kind, b.slowest = &c;
+  for (const auto& [tier, t] : r.by_tier)
+    if (t.bytes.count() > 0.0 && (!b.busiest || t.busy > b.busiest->busy)) b.tier = tier, b.busiest = &t;
+  return b;
+}
+
 std::vector<int> place_ranks(const Layout& layout, const topo::LinkGraph& graph) {
   const int n = layout.gpus();
   const int total = static_cast<int>(graph.gpus().size());

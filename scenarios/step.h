@@ -87,6 +87,19 @@ struct StepResult {
   sim::RunResult run;
 };
 
+// What holds a step back, read off its result (one rule for run --explain, sweep and plan):
+// communication bounds it when exposed communication is more than a quarter of the step; the
+// slowest collective is the one longest in flight on replica 0; the busiest tier carried the most
+// summed link time (bytes over a slow tier weigh more than the same bytes over NVLink).
+struct StepBound {
+  bool communication = false;
+  std::string collective;                      // "" without communication
+  const CollectiveStats* slowest = nullptr;
+  std::string tier;                            // "" when no link carried bytes
+  const TierStats* busiest = nullptr;
+};
+StepBound step_bound(const StepResult& r);
+
 // Throws input::InputError when the layout does not fit the machine's topology, or (a strategy
 // that expands collectives) when the step's DAG, estimated before it is built, would exceed
 // `limits`.

@@ -34,28 +34,17 @@ double score(const StepResult& r, Objective o) {
 // One sentence on why a layout lands where it does: where its heaviest traffic goes.
 std::string explain(const SweepRow& row, const StepResult& best) {
   const StepResult& r = row.result;
-  std::string heaviest;
-  sim::Seconds longest{0.0};
-  for (const auto& [kind, c] : r.by_collective)
-    if (c.time > longest) {
-      longest = c.time;
-      heaviest = fmt::format("{} x {} ({})", c.count, kind, c.algorithm);
-    }
-  std::string wire;
-  sim::Bytes most{0.0};
-  for (const auto& [tier, t] : r.by_tier)
-    if (t.bytes > most) {
-      most = t.bytes;
-      wire = tier;
-    }
+  const StepBound b = step_bound(r);
+  const std::string heaviest =
+      b.slowest ? fmt::format("{} x {} ({})", b.slowest->count, b.collective, b.slowest->algorithm) : "";
   const double slower = best.step.count() > 0.0 ? r.step / best.step : 1.0;
   const std::string name = row.micro_batches > 1
                                ? fmt::format("{} in {} micro-batches", layout_name(row.layout), row.micro_batches)
                                : layout_name(row.layout);
   if (heaviest.empty()) return fmt::format("{}: no communication; {:.2f} ms of compute.", name, r.compute.ms());
-  return fmt::format("{}: {:.2f} ms per step ({:.2f}x the best); most time in {}, most bytes over {}; "
+  return fmt::format("{}: {:.2f} ms per step ({:.2f}x the best); most time in {}, most link time over {}; "
                      "{:.2f} ms of communication exposed.",
-                     name, r.step.ms(), slower, heaviest, wire.empty() ? "no link" : wire, r.exposed_comm.ms());
+                     name, r.step.ms(), slower, heaviest, b.tier.empty() ? "no link" : b.tier, r.exposed_comm.ms());
 }
 
 }  // namespace

@@ -419,7 +419,6 @@ int run_coll(const CollOptions& o) {
   problem.op = *op;
   problem.root = o.root;
   problem.limits = input.limits;
-  const auto& gpus = graph.gpus();
   problem.ranks = pick_ranks(graph, o);
   const int n = static_cast<int>(problem.ranks.size());
   std::optional<PredictionBands> band_table;

@@ -37,17 +37,14 @@ struct RunOptions : MachineOptions {
 void print_explain(const scenarios::StepResult& r) {
   const double hidden = std::max(0.0, r.comm.ms() - r.exposed_comm.ms());
   fmt::print("\nexplain:\n");
+  const scenarios::StepBound b = scenarios::step_bound(r);
   fmt::print("  bound by {}: {:.3f} ms of the {:.3f} ms step is exposed communication; {:.3f} ms of communication "
              "is hidden behind compute\n",
-             r.exposed_comm.count() > 0.25 * r.step.count() ? "communication" : "compute", r.exposed_comm.ms(),
-             r.step.ms(), hidden);
-  std::string slowest, tier;
-  double longest = -1.0, busiest = -1.0;
-  for (const auto& [kind, c] : r.by_collective)
-    if (c.time.ms() > longest) longest = c.time.ms(), slowest = fmt::format("{} ({}, {:.3f} ms in flight)", kind, c.algorithm, c.time.ms());
-  for (const auto& [name, t] : r.by_tier)
-    if (t.busy.ms() > busiest) busiest = t.busy.ms(), tier = fmt::format("{} ({:.3f} ms of link time)", name, t.busy.ms());
-  if (!slowest.empty()) fmt::print("  slowest collective: {}; busiest tier: {}\n", slowest, tier.empty() ? "none" : tier);
+             b.communication ? "communication" : "compute", r.exposed_comm.ms(), r.step.ms(), hidden);
+  if (b.slowest)
+    fmt::print("  slowest collective: {} ({}, {:.3f} ms in flight); busiest tier: {}\n", b.collective,
+               b.slowest->algorithm, b.slowest->time.ms(),
+               b.busiest ? fmt::format("{} ({:.3f} ms of link time)", b.tier, b.busiest->busy.ms()) : "none");
   for (const auto& g : r.groups)
     fmt::print("  {} over GPUs {}: {}{}\n", g.kind, fmt::join(g.gpus, ","), g.transports,
                g.staged ? " — staged through host memory (SHM: each transfer is copied into and out of a CPU buffer)"

@@ -121,7 +121,7 @@ inline MachineInput load_machine_input(const MachineOptions& o, const std::strin
                   parse_p2p(o.p2p),
                   parse_gdr(o.gdr),
                   {models::parse_max_memory(o.max_memory), models::parse_max_events(o.max_events)},
-                  {}, {}, {}, o.overlay};
+                  {}, {}, {}, o.overlay, {}};
   print_warnings(in.graph.warnings);
   if (!o.overlay.empty()) {
     const calibrate::Overlay overlay = calibrate::read_overlay(o.overlay);

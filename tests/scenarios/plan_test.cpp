@@ -118,3 +118,34 @@ TEST_CASE("plan: a target nothing meets gives no plan, the fastest that ran, and
   CHECK(r.fits[0].largest_batch == 1);
   CHECK(r.fits[0].stopped == "target");
 }
+
+TEST_CASE("step_bound: the slowest collective and the tier with the most link time, not the most bytes") {
+  using namespace wiresim;
+  scenarios::StepResult r;
+  r.step = sim::Seconds{10e-3};
+  r.compute = sim::Seconds{7e-3};
+  r.exposed_comm = sim::Seconds{3e-3};   // 30 % of the step: bound by communication
+  r.by_collective["tp_all_reduce"] = {4, sim::Bytes{1e9}, sim::Seconds{2e-3}, "ring/simple"};
+  r.by_collective["pp_send_recv"] = {2, sim::Bytes{1e6}, sim::Seconds{5e-3}, "p2p"};
+  // NVLink carried 10x the bytes in a tenth of the link time: the NIC tier is what is busy.
+  r.by_tier["nvlink"] = {sim::Bytes{10e9}, sim::Seconds{1e-3}};
+  r.by_tier["ib"] = {sim::Bytes{1e9}, sim::Seconds{10e-3}};
+  r.by_tier["pcie"] = {sim::Bytes{0.0}, sim::Seconds{0.0}};
+  scenarios::StepBound b = scenarios::step_bound(r);
+  CHECK(b.communication);
+  CHECK(b.collective == "pp_send_recv");
+  REQUIRE(b.slowest != nullptr);
+  CHECK(b.slowest->count == 2);
+  CHECK(b.tier == "ib");
+  CHECK(scenarios::bottleneck(r) == "pp_send_recv over ib");
+
+  r.exposed_comm = sim::Seconds{2.5e-3};   // exactly a quarter: compute-bound
+  CHECK_FALSE(scenarios::step_bound(r).communication);
+  CHECK(scenarios::bottleneck(r) == "compute");
+
+  scenarios::StepResult none;   // no collective, no traffic
+  b = scenarios::step_bound(none);
+  CHECK(b.slowest == nullptr);
+  CHECK(b.busiest == nullptr);
+  CHECK(b.tier.empty());
+}
