@@ -108,11 +108,18 @@ bool Machine::any_bounce() const {
   return *any_bounce_;
 }
 
-std::string Machine::transport(topo::DeviceId a, topo::DeviceId b) const {
-  if (staged(a, b)) return std::string(topo::to_string(topo::Transport::shm));
+std::string Machine::Exchange::name() const {
+  if (transport == topo::Transport::net && via_host) return "NET via host memory";
+  return std::string(topo::to_string(transport));
+}
+
+Machine::Exchange Machine::exchange(topo::DeviceId a, topo::DeviceId b) const {
+  if (staged(a, b)) return {topo::Transport::shm, true};
   const topo::Transport t = router_.transport(a, b);
-  if (t == topo::Transport::net && any_bounce() && bounced_route(router_.route(a, b))) return "NET via host memory";
-  return std::string(topo::to_string(t));
+  if (t != topo::Transport::net || !any_bounce()) return {t, false};
+  // route() detours a side without GDR through its socket: the route it caches differs.
+  const auto direct = router_.route(a, b), used = route(a, b);
+  return {t, !std::equal(direct.begin(), direct.end(), used.begin(), used.end())};
 }
 
 std::span<const sim::LinkId> Machine::route(topo::DeviceId a, topo::DeviceId b, std::uint32_t flow) const {

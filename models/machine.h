@@ -59,9 +59,16 @@ class Machine {
   Gdr gdr() const { return gdr_; }
   // Whether `gpu` sends to or receives from `nic` with GPUDirect RDMA (see Gdr).
   bool gdr(topo::DeviceId gpu, topo::DeviceId nic) const;
-  // How two GPUs exchange as the model runs them: "P2P/NVLink", "P2P/PCIe", "SHM" (staged
-  // through host memory), "NET", or "NET via host memory" (a side without GPUDirect RDMA).
-  std::string transport(topo::DeviceId a, topo::DeviceId b) const;
+  // How two GPUs exchange as the model runs them: the transport (SHM where the pair is staged,
+  // whatever the topology offers) and whether the bytes pass through host memory (SHM, or NET
+  // with a side without GPUDirect RDMA).
+  struct Exchange {
+    topo::Transport transport;
+    bool via_host = false;
+    // "P2P/NVLink", "P2P/PCIe", "SHM", "NET", or "NET via host memory"
+    std::string name() const;
+  };
+  Exchange exchange(topo::DeviceId a, topo::DeviceId b) const;
   // Whether a transfer between two GPUs of one node is staged through host memory (P2P off,
   // or a PHB/NODE/SYS pair).
   bool staged(topo::DeviceId a, topo::DeviceId b) const;

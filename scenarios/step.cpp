@@ -466,9 +466,9 @@ StepResult::Group describe_pairs(const models::Machine& machine, const std::stri
   const auto& all = machine.graph().gpus();
   for (const auto& [i, j] : pairs) {
     const auto a = all[i], b = all[j];
-    const std::string t = machine.transport(a, b);
-    group.staged = group.staged || t == "SHM" || t == "NET via host memory";
-    ++counts[t];
+    const models::Machine::Exchange e = machine.exchange(a, b);
+    group.staged = group.staged || e.via_host;
+    ++counts[e.name()];
   }
   for (const auto& [t, c] : counts) group.transports += fmt::format("{}{} x{}", group.transports.empty() ? "" : ", ", t, c);
   return group;

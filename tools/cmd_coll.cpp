@@ -210,7 +210,7 @@ void print_transports(const models::Machine& machine, const models::Problem& pro
   const auto& g = machine.graph();
   // What the model uses: a staged pair (P2P off, or PHB/NODE/SYS) is SHM whatever the topology
   // offers; a NET pair without GPUDirect RDMA on a side goes through host memory.
-  const auto transport = [&](topo::DeviceId a, topo::DeviceId b) { return machine.transport(a, b); };
+  const auto transport = [&](topo::DeviceId a, topo::DeviceId b) { return machine.exchange(a, b).name(); };
   const int n = static_cast<int>(problem.ranks.size());
   fmt::print("# Transports between ranks (as NCCL_DEBUG=INFO would report them):\n");
   if (n <= 16) {

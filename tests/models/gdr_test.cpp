@@ -36,7 +36,8 @@ TEST_CASE("GDR by NCCL's rule: PIX NICs on HGX, and P2C (over C2C to the NIC's C
   }
   // With GDR on, routes between nodes are the router's own.
   const auto a = h100.gpus().front(), b = h100.gpus().back();
-  CHECK(m.transport(a, b) == "NET");
+  CHECK(m.exchange(a, b).name() == "NET");
+  CHECK_FALSE(m.exchange(a, b).via_host);
   const auto direct = m.router().route(a, b);
   const auto used = m.route(a, b);
   CHECK(std::vector<sim::LinkId>(used.begin(), used.end()) == std::vector<sim::LinkId>(direct.begin(), direct.end()));
@@ -47,7 +48,8 @@ TEST_CASE("--gdr off: NET data goes GPU -> its CPU -> NIC and NIC -> CPU -> GPU,
   const Machine m(g, default_params(), true, Gdr::off);
   for (std::size_t i : {std::size_t{0}, std::size_t{5}}) {
     const auto a = g.gpus()[i], b = g.gpus()[8 + (i + 3) % 8];
-    CHECK(m.transport(a, b) == "NET via host memory");
+    CHECK(m.exchange(a, b).name() == "NET via host memory");
+    CHECK(m.exchange(a, b).via_host);
     const auto route = m.route(a, b);
     REQUIRE(!route.empty());
     CHECK(g.link(route.front()).from == a);
@@ -61,6 +63,6 @@ TEST_CASE("--gdr off: NET data goes GPU -> its CPU -> NIC and NIC -> CPU -> GPU,
     }
     CHECK(cpus == 2);   // the sender's socket and the receiver's
     // Within a node nothing changes.
-    CHECK(m.transport(g.gpus()[0], g.gpus()[1]) == "P2P/NVLink");
+    CHECK(m.exchange(g.gpus()[0], g.gpus()[1]).name() == "P2P/NVLink");
   }
 }
