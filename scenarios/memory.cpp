@@ -8,10 +8,7 @@
 namespace wiresim::scenarios {
 
 sim::Bytes weight_bytes_per_gpu(const ModelShape& m, const Layout& l) {
-  const double h = m.hidden;
-  const double attention = 2.0 * h * h + 2.0 * h * h * m.kv_heads / m.heads;
-  const double dense_mlp = 3.0 * h * m.ffn;
-  const double expert = 3.0 * h * m.expert_ffn;
+  const double attention = attention_params(m), dense_mlp = mlp_params(m), expert = expert_params(m);
   double per_layer_moe = 0.0, per_layer_dense = attention / l.tp + dense_mlp / l.tp;
   if (m.experts > 0) {
     const double routed = l.ep > 1 ? experts_per_rank(m, l.ep) * expert : m.experts * expert / l.tp;

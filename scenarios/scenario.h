@@ -46,6 +46,14 @@ struct ModelShape {
 inline bool is_moe_layer(const ModelShape& m, int layer) {
   return m.experts > 0 && layer >= m.dense_layers && (layer + 1) % m.moe_every == 0;
 }
+// Parameters of one layer, whole (before any TP split). Attention: q and o projections h x h,
+// k and v h x (h · kv_heads / heads). An MLP (gate, up, down): 3 h ffn; an expert 3 h expert_ffn.
+inline double attention_params(const ModelShape& m) {
+  const double h = m.hidden;
+  return 2.0 * h * h + 2.0 * h * (h * m.kv_heads / m.heads);
+}
+inline double mlp_params(const ModelShape& m) { return 3.0 * m.hidden * static_cast<double>(m.ffn); }
+inline double expert_params(const ModelShape& m) { return 3.0 * m.hidden * static_cast<double>(m.expert_ffn); }
 // Experts on the busiest EP rank: experts are dealt out in blocks of ceil(experts / ep).
 inline int experts_per_rank(const ModelShape& m, int ep) { return (m.experts + ep - 1) / ep; }
 

@@ -226,30 +226,28 @@ LayerCompute layer_compute(const Scenario& s, double tokens, double share) {
   if (s.compute.peak_flops <= 0.0) return c;
   const ModelShape& m = s.model;
   const Layout& l = s.layout;
-  const double h = m.hidden, b = m.dtype_bytes;
-  const double kv_dim = h * m.kv_heads / m.heads;
+  const double b = m.dtype_bytes;
   const auto roof = [&](double flops, double bytes) {
     return sim::Seconds{std::max(flops / s.compute.peak_flops, bytes / s.compute.memory_bandwidth.count())};
   };
-  // Attention: q and o projections h x h, k and v h x kv_dim; decode also reads this GPU's
-  // KV cache of the layer (scenarios/memory.h).
-  const double attn_params = 2.0 * h * h + 2.0 * h * kv_dim;
+  // Attention (scenarios/scenario.h); decode also reads this GPU's KV cache of the layer
+  // (scenarios/memory.h).
+  const double attn_params = attention_params(m);
   double kv_bytes = 0.0;
   if (s.workload.phase == Phase::decode)
     kv_bytes = static_cast<double>(s.workload.batch) * std::max(1L, s.workload.context) * kv_bytes_per_token_per_gpu(m, l);
   c.attention = roof(2.0 * tokens * attn_params / l.tp, attn_params * b / l.tp + kv_bytes);
-  // Dense MLP (gate, up, down): 3 h ffn.
-  const double mlp_params = 3.0 * h * m.ffn;
-  c.mlp = roof(2.0 * tokens * mlp_params / l.tp, mlp_params * b / l.tp);
+  const double dense = mlp_params(m);
+  c.mlp = roof(2.0 * tokens * dense / l.tp, dense * b / l.tp);
   if (m.experts > 0) {
-    const double expert_params = 3.0 * h * m.expert_ffn;
+    const double expert = expert_params(m);
     const double local_experts = experts_per_rank(m, l.ep);
     // Each rank computes its share of the replica's tokens times top_k expert passes; shared
     // experts run on every token, split over TP as a dense MLP is.
-    c.experts = roof(2.0 * (tokens / l.tp) * m.top_k * expert_params,
-                     std::min(local_experts, (tokens / l.tp) * m.top_k * l.ep) * expert_params * b);
+    c.experts = roof(2.0 * (tokens / l.tp) * m.top_k * expert,
+                     std::min(local_experts, (tokens / l.tp) * m.top_k * l.ep) * expert * b);
     if (m.shared_experts > 0) {
-      const double shared = m.shared_experts * expert_params;
+      const double shared = m.shared_experts * expert;
       c.experts += roof(2.0 * tokens * shared / l.tp, shared * b / l.tp);
     }
   }
@@ -369,8 +367,8 @@ void build_step(StepBuilder& b, const Scenario& s, const std::vector<int>& gpu_o
     const double tokens = micro_batch_tokens(all_tokens, micro_batches, k);
     const sim::Bytes activations{tokens * m.hidden * m.dtype_bytes};
     const LayerCompute lc = layer_compute(s, tokens, tokens / static_cast<double>(all_tokens));
-    // KV cache of one layer on one TP rank: K and V for every token, kv_heads / tp heads.
-    const sim::Bytes kv_layer{tokens * 2.0 * m.hidden * m.kv_heads / m.heads * m.dtype_bytes / l.tp};
+    // KV cache of one layer on one TP rank, as memory counts it (scenarios/memory.h).
+    const sim::Bytes kv_layer{tokens * kv_bytes_per_token_per_gpu(m, l)};
     std::vector<NodeId> ready(l.dp, kNone);
     for (int p = 0; p < l.pp; ++p) {
       for (int layer = p * layers_per_stage; layer < (p + 1) * layers_per_stage; ++layer) {

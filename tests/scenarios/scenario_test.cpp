@@ -203,6 +203,21 @@ TEST_CASE("disaggregation: shipping the KV cache layer by layer hides it behind 
   CHECK(layer.exposed_comm.count() == doctest::Approx(layer.step.count() - layer.compute.count()));
 }
 
+TEST_CASE("disaggregation: the KV cache shipped is the one memory counts (MLA whole per rank, GQA heads per rank)") {
+  Scenario s = load_scenario(repo("scenarios/llama70b-disagg-all.yaml"));
+  const topo::LinkGraph g = topo::load_topology(s.topology, s.set);
+  // MLA: 576 cached elements per token and layer (DeepSeek-V3's 512 latent + 64 RoPE) x 2 B,
+  // whole on each of the 8 TP ranks.
+  s.model.kv_bytes_per_token = 576 * 2;
+  CHECK(step(s, g, Method::simulate).by_collective.at("kv_transfer").bytes.count() ==
+        doctest::Approx(4096.0 * 80 * 1152 * 8));
+  // 4 KV heads over TP 8: each rank holds (and ships) one whole head of 128, as vLLM replicates it.
+  s.model.kv_bytes_per_token = 0;
+  s.model.kv_heads = 4;
+  CHECK(step(s, g, Method::simulate).by_collective.at("kv_transfer").bytes.count() ==
+        doctest::Approx(4096.0 * 80 * 2 * 128 * 2 * 8));
+}
+
 namespace {
 
 // A shipped scenario with its workload's micro_batches replaced.
