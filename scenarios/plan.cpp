@@ -12,15 +12,23 @@
 namespace wiresim::scenarios {
 namespace {
 
-bool is_cluster(const std::string& name) {
-  return name.rfind("cluster-", 0) == 0 || (name.size() > 3 && name.compare(name.size() - 3, 3, "-ib") == 0);
+// A catalogue system whose topology declares how many nodes (or NVL72 racks, a rack being one
+// node there) it has is a cluster: the plan builds it with PlanSpec::nodes of them, and leaves
+// it out unless asked for by name. Returns that parameter's name, or "" for a single system.
+std::string size_parameter(const topo::CatalogEntry& e) {
+  const topo::LinkGraph g = topo::load_topology(e.topology_path);
+  for (const char* p : {"nodes", "racks"})
+    if (g.parameters.count(p)) return p;
+  return "";
 }
+
+bool is_cluster(const topo::CatalogEntry& e) { return !size_parameter(e).empty(); }
 
 std::vector<const topo::CatalogEntry*> chosen_systems(const PlanSpec& spec, const topo::Catalog& catalog) {
   std::vector<const topo::CatalogEntry*> out;
   if (spec.systems.empty()) {
     for (const auto& e : catalog.entries)
-      if (!is_cluster(e.name)) out.push_back(&e);
+      if (!is_cluster(e)) out.push_back(&e);
   } else {
     for (const auto& name : spec.systems) out.push_back(&catalog.at(name));
   }
@@ -62,7 +70,7 @@ PlanResult run_plan(const PlanSpec& spec, const topo::Catalog& catalog, const mo
       continue;
     }
     topo::Overrides overrides;
-    if (is_cluster(e->name)) overrides["nodes"] = std::to_string(spec.nodes);
+    if (const std::string p = size_parameter(*e); !p.empty()) overrides[p] = std::to_string(spec.nodes);
     const topo::LinkGraph graph = topo::load_topology(e->topology_path, overrides);
     const models::Machine machine(graph, params);
     const int system_gpus = static_cast<int>(graph.gpus().size());

@@ -52,7 +52,7 @@ struct PlanSpec {
   std::optional<sim::Seconds> max_latency;   // TPOT (decode) or TTFT (prefill)
   double min_tokens_per_s = 0.0;             // per replica
   std::vector<std::string> systems;          // catalogue names; empty: every system but clusters
-  int nodes = 1;                             // clusters (a `nodes` parameter): how many nodes
+  int nodes = 1;                             // clusters (a `nodes` or `racks` parameter): how many
   int max_gpus = 64;
   Efficiency efficiency;
   models::Limits limits;

@@ -338,6 +338,8 @@ LinkGraph build(const Value& doc, const std::string& path) {
   if (const Value* n = find(doc, "name")) graph.name = as_string(*n, "name");
   else graph.name = std::filesystem::path(path).stem().string();
   if (const Value* d = find(doc, "description")) graph.description = as_string(*d, "description");
+  if (const Value* p = find(doc, "parameters"))
+    for (const auto& e : p->entries) graph.parameters[e.key] = e.value.text;
 
   const Template t = parse_node(require(doc, "node", ""), "node");
   graph.warnings = t.warnings;

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -113,6 +114,9 @@ class LinkGraph {
   std::string source;           // file it was read from, for messages
   std::string name;             // the topology's own name ("hgx-h100")
   std::string description;      // one line from the file, may be empty
+  // The file's `parameters:` with the values it was built with (after --set): "nodes" -> "4".
+  // A topology that declares `nodes` is a cluster whose size the caller chooses.
+  std::map<std::string, std::string> parameters;
   // What the reader noticed but did not refuse (a rate that is probably a unit slip), one
   // line each, "file:line:column: warning: ..."; tools/ prints them to stderr.
   std::vector<std::string> warnings;

@@ -149,3 +149,34 @@ TEST_CASE("step_bound: the slowest collective and the tier with the most link ti
   CHECK(b.busiest == nullptr);
   CHECK(b.tier.empty());
 }
+
+TEST_CASE("plan: a cluster is a system whose topology declares its size (nodes, or racks for NVL72)") {
+  // The shipped catalogue: by default the clusters are left out; named, they are built with
+  // --nodes of them, whatever the parameter is called.
+  const std::string figures =
+      "    memory: {value: 192GB, source: s, date: 2026-12-01}\n"
+      "    memory_bandwidth: {value: 8TB/s, source: s, date: 2026-12-01}\n"
+      "    peak_flops:\n"
+      "      bf16: {value: 2500TFLOP/s, source: s, date: 2026-12-01}\n"
+      "    power_w: {value: 1200, source: s, date: 2026-12-01}\n"
+      "    price_per_gpu_hour_usd: {value: 5, source: s, date: 2026-12-01}\n";
+  const topo::Catalog c = topo::load_catalog_text(
+      "accelerators:\n  gb:\n    model: g\n" + figures +
+          "systems:\n"
+          "  rack: {topology: gb200-nvl72.yaml, accelerator: gb}\n"
+          "  racks-ib: {topology: gb200-nvl72-ib.yaml, accelerator: gb}\n"
+          "  h100-ib: {topology: cluster-h100-ib.yaml, accelerator: gb}\n",
+      "c.yaml", std::string(WIRESIM_SOURCE_DIR) + "/topologies");
+  PlanSpec spec;
+  spec.model = small_model();
+  spec.max_batch = 1;
+  spec.max_gpus = 1;
+  PlanResult r = run_plan(spec, c, models::default_params(), 1, {});
+  REQUIRE(r.fits.size() == 1);
+  CHECK(r.fits.front().system == "rack");
+  spec.systems = {"racks-ib", "h100-ib"};
+  spec.nodes = 3;
+  r = run_plan(spec, c, models::default_params(), 1, {});
+  REQUIRE(r.plans.size() == 2);
+  for (const Plan& p : r.plans) CHECK(p.system_gpus == (p.system == "racks-ib" ? 3 * 72 : 3 * 8));
+}
