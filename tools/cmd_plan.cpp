@@ -40,15 +40,12 @@ struct PlanOptions {
   double mfu = 0.5;
   double mbu = 0.6;
   std::string catalog;
-  std::vector<std::string> settings;
-  std::string params;
+  std::vector<std::string> settings;   // catalogue figures
   std::string method = "simulate";
-  std::string format = "table";
   std::string report;
   int threads = 0;
   int top = 20;
-  std::string max_memory = "8GiB";
-  std::string max_events = "2e9";
+  MachineOptions machine;              // --params, --max-memory, --max-events, --format
 };
 
 sim::Seconds time_arg(const std::string& flag, const std::string& text) {
@@ -101,8 +98,8 @@ int plan(const PlanOptions& o) {
     throw InputError(fmt::format("--mfu and --mbu: fractions of the peak in (0, 1], got {} and {}", o.mfu, o.mbu));
   if (o.method != "simulate" && o.method != "analytic")
     throw InputError(fmt::format("--comm: expected simulate or analytic, got '{}'", o.method));
-  if (o.format != "table" && o.format != "csv" && o.format != "json")
-    throw InputError(fmt::format("--format: expected table, csv or json, got '{}'", o.format));
+  if (o.machine.format != "table" && o.machine.format != "csv" && o.machine.format != "json")
+    throw InputError(fmt::format("--format: expected table, csv or json, got '{}'", o.machine.format));
   spec.context = o.context;
   spec.prompt = o.prompt;
   spec.max_batch = o.max_batch;
@@ -111,18 +108,16 @@ int plan(const PlanOptions& o) {
   spec.nodes = o.nodes;
   spec.max_gpus = o.max_gpus;
   spec.efficiency = {o.mfu, o.mbu};
-  spec.limits = {models::parse_max_memory(o.max_memory), models::parse_max_events(o.max_events)};
+  spec.limits = {models::parse_max_memory(o.machine.max_memory), models::parse_max_events(o.machine.max_events)};
   const auto overrides = topo::parse_overrides(o.settings);
   const topo::Catalog catalog = o.catalog.empty() ? topo::default_catalog(overrides) : topo::load_catalog(o.catalog, overrides);
-  MachineOptions params_only;
-  params_only.params = o.params;
-  const models::Params params = base_params(params_only);
+  const models::Params params = base_params(o.machine);
   const scenarios::SimulatedComm simulated;
   const scenarios::ClosedFormComm closed_form;
   const scenarios::CommCost& cost = o.method == "analytic" ? static_cast<const scenarios::CommCost&>(closed_form) : simulated;
   const int threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   const auto progress = [&](const std::string& line) {
-    if (o.format == "table") fmt::print(stderr, "wiresim: planning on {}\n", line);
+    if (o.machine.format == "table") fmt::print(stderr, "wiresim: planning on {}\n", line);
   };
   const scenarios::PlanResult r = scenarios::run_plan(spec, catalog, params, threads, progress, &cost);
   if (!o.report.empty()) {
@@ -132,7 +127,7 @@ int plan(const PlanOptions& o) {
   }
   const bool decode = spec.phase == scenarios::Phase::decode;
   const std::vector<scenarios::Plan>& shown = r.plans.empty() ? r.closest : r.plans;
-  if (o.format == "json") {
+  if (o.machine.format == "json") {
     nlohmann::ordered_json out;
     out["model"] = spec.model.name;
     out["phase"] = o.phase;
@@ -149,7 +144,7 @@ int plan(const PlanOptions& o) {
     fmt::print("{}\n", out.dump(2));
     return 0;
   }
-  if (o.format == "csv") {
+  if (o.machine.format == "csv") {
     fmt::print("rank,system,accelerator,gpus,tp,ep,pp,batch,latency_ms,tokens_per_s,cost_usd_per_mtok,memory_per_gpu_GB,"
                "meets_target,pareto_front,bottleneck\n");
     for (std::size_t i = 0; i < shown.size(); ++i) {
@@ -217,14 +212,11 @@ void add_plan_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--mbu", o->mbu, "achieved share of HBM bandwidth (default 0.6)");
   cmd->add_option("--catalog", o->catalog, "hardware catalogue YAML (default: the shipped topologies/catalog.yaml)");
   cmd->add_option("--set", o->settings, "override a catalogue figure, e.g. --set hgx-h100.price_per_gpu_hour_usd=2.5");
-  cmd->add_option("--params", o->params, "model parameter file replacing the built-in models/params.yaml");
   cmd->add_option("--comm", o->method, "simulate (default) or analytic: how steps cost communication");
-  cmd->add_option("--format", o->format, "table, csv or json");
   cmd->add_option("--report", o->report, "write a self-contained HTML report: the latency/cost front as an SVG plot");
   cmd->add_option("--threads", o->threads, "worker threads (default: all cores); output does not depend on it");
   cmd->add_option("--top", o->top, "rows of the table (default 20)");
-  cmd->add_option("--max-memory", o->max_memory, "refuse a step estimated to need more memory to simulate (default 8GiB)");
-  cmd->add_option("--max-events", o->max_events, "refuse a step estimated to take more events (default 2e9)");
+  add_machine_options(cmd, o->machine, {TopologyOption::none, "table, csv or json", false});
   cmd->callback([o, exit_code] { *exit_code = plan(*o); });
 }
 

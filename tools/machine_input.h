@@ -51,6 +51,7 @@ enum class TopologyOption { required, optional, none };
 struct MachineOptionSet {
   TopologyOption topology = TopologyOption::required;
   std::string formats = "table, csv or json";   // --format's help; the command checks the value
+  bool overlay = true;   // false: the command spans many topologies (plan), so no one overlay fits
 };
 
 inline void add_machine_options(CLI::App* cmd, MachineOptions& o, const MachineOptionSet& set) {
@@ -69,7 +70,8 @@ inline void add_machine_options(CLI::App* cmd, MachineOptions& o, const MachineO
                     "staged through host memory)");
   }
   cmd->add_option("--params", o.params, "model parameter file replacing the built-in models/params.yaml");
-  cmd->add_option("--overlay", o.overlay, "calibration overlay (from `wiresim calibrate fit -o`) laid over the topology");
+  if (set.overlay)
+    cmd->add_option("--overlay", o.overlay, "calibration overlay (from `wiresim calibrate fit -o`) laid over the topology");
   cmd->add_option("--max-memory", o.max_memory, "refuse a simulation estimated to need more memory (default 8GiB)");
   cmd->add_option("--max-events", o.max_events, "refuse a simulation estimated to take more events (default 2e9)");
   if (!set.formats.empty()) cmd->add_option("--format", o.format, set.formats);
