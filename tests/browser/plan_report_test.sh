@@ -9,24 +9,14 @@ src=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-if ! command -v chromium >/dev/null 2>&1; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  echo "installing chromium for the report test" >&2
-  $sudo apt-get update -q >/dev/null
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends chromium >/dev/null
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/render.sh"
 
 "$wiresim" plan --model "$src/scenarios/models/llama-70b.yaml" --tpot 50ms --systems hgx-h100,mi300x-8 \
   --max-batch 64 --threads 2 --format csv --report "$work/report.html" >"$work/plans.csv" 2>/dev/null
 plans=$(($(wc -l <"$work/plans.csv") - 1))
 
-chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-  --disable-background-networking --disable-component-update --disable-sync \
-  --user-data-dir="$work/profile" --enable-logging=stderr --v=0 \
-  --dump-dom "file://$work/report.html" >"$work/dom.html" 2>"$work/console.log" || true
+render_report "$work/report.html" "$work/dom.html" "$work/console.log"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 grep -q '<svg class="front"' "$work/dom.html" || fail "the front plot is missing"
 points=$(grep -o '<circle' "$work/dom.html" | wc -l)
 # One point per plan, plus one legend mark per system (2).

@@ -8,24 +8,14 @@ src=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-if ! command -v chromium >/dev/null 2>&1; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  echo "installing chromium for the report test" >&2
-  $sudo apt-get update -q >/dev/null
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends chromium >/dev/null
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/render.sh"
 
 "$wiresim" sweep --topo "$src/topologies/cluster-h100-ib.yaml" --set nodes=2 \
   --model "$src/scenarios/models/llama-70b.yaml" --peak-flops 989TFLOP/s --threads 2 \
   --report "$work/report.html" >/dev/null 2>&1
 
-chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-  --disable-background-networking --disable-component-update --disable-sync \
-  --user-data-dir="$work/profile" --enable-logging=stderr --v=0 \
-  --dump-dom "file://$work/report.html" >"$work/dom.html" 2>"$work/console.log" || true
+render_report "$work/report.html" "$work/dom.html" "$work/console.log"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 charts=$(grep -o '<svg class="chart"' "$work/dom.html" | wc -l)
 maps=$(grep -o '<svg class="heatmap"' "$work/dom.html" | wc -l)
 bars=$(grep -o '<rect' "$work/dom.html" | wc -l)

@@ -1,0 +1,18 @@
+# Sourced by the report tests: render_report HTML DOM LOG renders a page in headless Chromium
+# (Debian's package, installed here when missing), writing the DOM after its scripts ran to DOM
+# and the browser's log to LOG.
+render_report() {
+  if ! command -v chromium >/dev/null 2>&1; then
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    echo "installing chromium for the report test" >&2
+    $sudo apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends chromium >/dev/null
+  fi
+  chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --user-data-dir="$(dirname "$2")/profile" --enable-logging=stderr --v=0 \
+    --dump-dom "file://$1" >"$2" 2>"$3" || true
+}
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
