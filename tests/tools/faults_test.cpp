@@ -19,7 +19,48 @@ double ring_1gib_us(const std::string& extra) {
   return nlohmann::json::parse(r.out)["results"][0]["time_us"].get<double>();
 }
 
+// The ring's ranks: the 8 GPUs of each listed node, node after node.
+std::string nodes_ranks(std::initializer_list<int> nodes) {
+  std::string out;
+  for (int n : nodes)
+    for (int g = 0; g < 8; ++g) out += (out.empty() ? "" : ",") + std::to_string(8 * n + g);
+  return out;
+}
+
+// 16 H100 nodes on a 2:1 oversubscribed rail-optimised fabric of radix-12 leaves: per rail,
+// nodes 0-7 on one leaf and 8-15 on another, each leaf with 4 uplinks, one to each of 4 spines.
+double oversubscribed_ring_us(std::initializer_list<int> nodes, const std::string& fail) {
+  const Run r = wiresim("coll all_reduce --topo topologies/cluster-h100-ib.yaml --set nodes=16 --set leaf_radix=12 "
+                        "--set oversubscription=2 --sizes 1GiB --algo ring --format json --ranks " +
+                        nodes_ranks(nodes) + (fail.empty() ? "" : " --fail '" + fail + "'"));
+  CAPTURE(r.err);
+  REQUIRE(r.exit_code == 0);
+  return nlohmann::json::parse(r.out)["results"][0]["time_us"].get<double>();
+}
+
 }  // namespace
+
+TEST_CASE("a spine down on an oversubscribed fabric slows cross-leaf traffic only") {
+  // Nodes 0-3 share every rail's leaf: their ring never climbs to a spine, so no spine failure
+  // changes its time, to the last digit.
+  const double same_leaf = oversubscribed_ring_us({0, 1, 2, 3}, "");
+  for (const char* down : {"spine0", "spine[01]", "spine[012]"}) {
+    CAPTURE(down);
+    CHECK(oversubscribed_ring_us({0, 1, 2, 3}, down) == same_leaf);
+  }
+  // Nodes 0, 8, 1, 9, 2, 10, 3, 11 alternate leaves: per rail, four flows leave each leaf for
+  // the other, as much as its four uplinks carry. With one spine left they share one 50 GB/s
+  // uplink: the network part takes 4x a NIC-bound ring's (same_leaf's), and the NVLink part
+  // and the pipeline fill do not grow, so the whole is a little under 4x.
+  const double crossing_healthy = oversubscribed_ring_us({0, 8, 1, 9, 2, 10, 3, 11}, "");
+  const double crossing_one_spine = oversubscribed_ring_us({0, 8, 1, 9, 2, 10, 3, 11}, "spine[012]");
+  CHECK(crossing_one_spine / same_leaf > 3.6);
+  CHECK(crossing_one_spine / same_leaf < 4.05);
+  CHECK(crossing_one_spine > crossing_healthy);
+  // Healthy, the crossing ring is already slower than the same-leaf one: ECMP hashes some of
+  // a leaf's four flows onto one spine (routes.h), as static hashing does.
+  CHECK(crossing_healthy > same_leaf);
+}
 
 TEST_CASE("a 2-node H100 ring all_reduce with one NIC failed takes about twice as long: one NIC carries two rails") {
   // By hand: the ring's cross-node bytes are spread evenly over the node's 8 NICs, and at 1 GiB
