@@ -96,6 +96,20 @@ NodeId TransferDag::append(const TransferDag& part, std::span<const std::uint32_
   return offset;
 }
 
+NodeId TransferDag::append(const TransferDag& part, std::span<const std::uint32_t> tracks,
+                           const std::function<std::uint32_t(std::uint32_t)>& processor) {
+  const NodeId offset = append(part, tracks);
+  if (!part.has_processors()) return offset;
+  if (bindings_.size() < size()) bindings_.resize(size());
+  for (NodeId i = 0; i < part.size(); ++i) {
+    const Binding b = part.binding(i);
+    Binding& to = bindings_[offset + i];
+    if (b.processor != kNoProcessor) to.processor = processor(b.processor), to.priority = b.priority;
+    if (b.releases != kNoProcessor) to.releases = processor(b.releases);
+  }
+  return offset;
+}
+
 NodeId TransferDag::add_transfer(std::span<const LinkId> links, Bytes bytes,
                                  std::optional<Seconds> latency, BytesPerSec rate_cap,
                                  LabelId label, std::uint32_t track, std::uint32_t peer) {

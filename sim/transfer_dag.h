@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -88,6 +89,11 @@ class TransferDag {
   // `tracks` (part track t becomes tracks[min(t, size - 1)]; empty: kept). The part's
   // processor bindings are not carried: processors are the receiving DAG's to assign.
   NodeId append(const TransferDag& part, std::span<const std::uint32_t> tracks = {});
+  // The same with the part's processor bindings carried, each processor renamed through
+  // `processor` (a job spliced beside others keeps its GPUs, and its communicators stay its
+  // own): node k bound to p is bound to processor(p), and what it held it still holds.
+  NodeId append(const TransferDag& part, std::span<const std::uint32_t> tracks,
+                const std::function<std::uint32_t(std::uint32_t)>& processor);
   // Binds delay node `id` to `processor` (one node at a time on it; lowest priority first).
   // With `held_until`, the processor stays taken after `id` ends, until node `held_until`
   // ends: a communicator that runs one whole collective (launch to last arrival) at a time.

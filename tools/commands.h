@@ -27,5 +27,6 @@ void add_validate_command(CLI::App& app, int* exit_code);
 void add_run_command(CLI::App& app, int* exit_code);
 void add_sweep_command(CLI::App& app, int* exit_code);
 void add_plan_command(CLI::App& app, int* exit_code);
+void add_jobs_command(CLI::App& app, int* exit_code);
 
 }  // namespace wiresim::tools

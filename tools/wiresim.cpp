@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   wiresim::tools::add_run_command(app, &exit_code);
   wiresim::tools::add_sweep_command(app, &exit_code);
   wiresim::tools::add_plan_command(app, &exit_code);
+  wiresim::tools::add_jobs_command(app, &exit_code);
   app.parse_complete_callback([&] {
     spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
   });

@@ -112,3 +112,31 @@ TEST_CASE("transfer_dag: append splices a part in, renaming its tracks and keepi
   CHECK(same.node(2).track == 7);
   CHECK(same.node(2).peer == 1);
 }
+
+TEST_CASE("transfer_dag: append with processors carries bindings, renamed, held-until included") {
+  // A part: two 1 us kernels on processor 0 (one at a time), and a 'collective' that holds
+  // processor 5 from its launch until its end node.
+  TransferDag part;
+  const NodeId k1 = part.add_delay(Seconds{1e-6});
+  const NodeId k2 = part.add_delay(Seconds{1e-6});
+  part.set_processor(k1, 0, 0);
+  part.set_processor(k2, 0, 1);
+  const NodeId launch = part.add_delay(Seconds{0.0});
+  const NodeId end = part.add_delay(Seconds{3e-6});
+  part.add_dependency(launch, end);
+  part.set_processor(launch, 5, 0, end);
+
+  TransferDag dag;
+  const NodeId a = dag.append(part, {}, [](std::uint32_t p) { return p; });
+  const NodeId b = dag.append(part, {}, [](std::uint32_t p) { return p + 100; });
+  CHECK(dag.binding(a + k1).processor == 0);
+  CHECK(dag.binding(a + k2).priority == 1);
+  CHECK(dag.binding(b + k1).processor == 100);
+  CHECK(dag.binding(b + launch).processor == 105);
+  CHECK(dag.binding(b + end).releases == 105);
+  CHECK(dag.binding(a + end).releases == 5);
+  // The plain append drops them (processors are the receiving DAG's).
+  TransferDag plain;
+  const NodeId c = plain.append(part);
+  CHECK(plain.binding(c + k1).processor == TransferDag::kNoProcessor);
+}

@@ -1,0 +1,193 @@
+#include "scenarios/jobs.h"
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "input/document.h"
+#include "input/input_error.h"
+#include "input/keys.h"
+#include "input/units.h"
+#include "scenarios/step.h"
+
+namespace wiresim::scenarios {
+namespace {
+
+using input::Value;
+
+constexpr std::array<std::string_view, 5> kTopKeys{"name", "description", "topology", "set", "jobs"};
+constexpr std::array<std::string_view, 5> kJobKeys{"name", "scenario", "nodes", "gpus", "start"};
+
+std::string resolve(const std::string& file, const std::string& relative) {
+  if (std::filesystem::path(relative).is_absolute()) return relative;
+  return (std::filesystem::path(file).parent_path() / relative).lexically_normal().string();
+}
+
+std::vector<int> indices(const Value& v, const std::string& path) {
+  input::require_sequence(v, path);
+  if (v.items.empty()) input::fail(v, path + ": expected at least one index");
+  std::vector<int> out;
+  for (std::size_t i = 0; i < v.items.size(); ++i)
+    out.push_back(static_cast<int>(input::as_count(v.items[i], input::index_path(path, i), 0, 10'000'000)));
+  return out;
+}
+
+[[noreturn]] void job_error(const JobsSpec& spec, const Job& job, const std::string& what) {
+  throw input::InputError(spec.file, job.line, job.column, fmt::format("job {}: {}", job.name, what));
+}
+
+// The job's GPUs in rank order, checked against the topology.
+std::vector<int> job_gpus(const JobsSpec& spec, const Job& job, const topo::LinkGraph& graph) {
+  const int total = static_cast<int>(graph.gpus().size());
+  if (!job.gpus.empty()) {
+    for (int g : job.gpus)
+      if (g >= total) job_error(spec, job, fmt::format("GPU {} does not exist: {} has GPUs 0..{}", g, graph.source, total - 1));
+    return job.gpus;
+  }
+  std::vector<int> out;
+  for (int n : job.nodes) {
+    const std::size_t before = out.size();
+    for (int g = 0; g < total; ++g)
+      if (graph.device(graph.gpus()[g]).node == n) out.push_back(g);
+    if (out.size() == before) job_error(spec, job, fmt::format("node {} has no GPU in {}", n, graph.source));
+  }
+  return out;
+}
+
+}  // namespace
+
+JobsSpec load_jobs(const std::string& path, const std::map<std::string, std::string>& overrides) {
+  const Value doc = input::read_document(path, overrides);
+  input::require_map(doc, "jobs file");
+  input::check_keys(doc, kTopKeys, "");
+  JobsSpec spec;
+  spec.file = path;
+  spec.name = std::filesystem::path(path).stem().string();
+  if (const Value* n = input::find(doc, "name")) spec.name = input::as_string(*n, "name");
+  spec.topology = resolve(path, input::as_string(input::require(doc, "topology", ""), "topology"));
+  if (const Value* set = input::find(doc, "set")) {
+    input::require_map(*set, "set");
+    for (const auto& e : set->entries) spec.set[e.key] = input::as_string(e.value, "set." + e.key);
+  }
+  const Value& jobs = input::require(doc, "jobs", "");
+  input::require_sequence(jobs, "jobs");
+  if (jobs.items.empty()) input::fail(jobs, "jobs: expected at least one job");
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < jobs.items.size(); ++i) {
+    const Value& v = jobs.items[i];
+    const std::string at = input::index_path("jobs", i);
+    input::require_map(v, at);
+    input::check_keys(v, kJobKeys, at);
+    Job job;
+    job.line = v.at.line;
+    job.column = v.at.column;
+    job.name = fmt::format("{}", i);
+    if (const Value* n = input::find(v, "name")) job.name = input::as_string(*n, at + ".name");
+    if (!names.insert(job.name).second) input::fail(v, fmt::format("{}: a second job named '{}'", at, job.name));
+    const Value* nodes = input::find(v, "nodes");
+    const Value* gpus = input::find(v, "gpus");
+    if (!nodes == !gpus) input::fail(v, fmt::format("{}: give the job's GPUs as nodes: [...] or gpus: [...] (one of them)", at));
+    if (nodes) job.nodes = indices(*nodes, at + ".nodes");
+    if (gpus) job.gpus = indices(*gpus, at + ".gpus");
+    if (const Value* s = input::find(v, "start")) job.start = input::as_duration(*s, at + ".start");
+    job.scenario = load_scenario(resolve(path, input::as_string(input::require(v, "scenario", at), at + ".scenario")));
+    if (job.scenario.workload.decode_offset > 0)
+      input::fail(v, fmt::format("{}: a disaggregated scenario places its decode GPUs by offset; give the prefill and "
+                                 "the decode as two jobs",
+                                 at));
+    spec.jobs.push_back(std::move(job));
+  }
+  return spec;
+}
+
+JobsResult run_jobs(const JobsSpec& spec, const models::Machine& machine, const CommCost& cost,
+                    const models::Limits& limits) {
+  const topo::LinkGraph& graph = machine.graph();
+  JobsResult out;
+  std::map<int, std::string> owner;   // GPU -> job
+  std::vector<StepResult> alone;
+  double nodes = 0.0;
+  for (const Job& job : spec.jobs) {
+    JobOutcome o;
+    o.name = job.name;
+    o.start = job.start;
+    o.gpus = job_gpus(spec, job, graph);
+    Scenario s = job.scenario;
+    if (static_cast<int>(o.gpus.size()) != s.layout.gpus())
+      job_error(spec, job, fmt::format("its layout (tp {} x pp {} x dp {}) needs {} GPUs; it was given {}", s.layout.tp,
+                                       s.layout.pp, s.layout.dp, s.layout.gpus(), o.gpus.size()));
+    for (int g : o.gpus)
+      if (auto [it, fresh] = owner.emplace(g, job.name); !fresh)
+        job_error(spec, job, fmt::format("GPU {} is job {}'s already; jobs may not share a GPU", g, it->second));
+    s.layout.placement = Placement::explicit_map;
+    s.layout.rank_map = o.gpus;
+    alone.push_back(run_step(s, machine, cost, limits));
+    o.alone = alone.back().step;
+    nodes += static_cast<double>(alone.back().dag.size());
+    out.jobs.push_back(std::move(o));
+  }
+  if (nodes * models::kBytesPerNode > limits.max_memory.count() || 2.0 * nodes > limits.max_events)
+    throw input::InputError(spec.file, 0, 0,
+                            fmt::format("the jobs together make {:.3g} transfers and delays, needing about {} of memory "
+                                        "and {:.3g} events; the limits are {} (--max-memory) and {:.3g} (--max-events)",
+                                        nodes, sim::format_size(sim::Bytes{nodes * models::kBytesPerNode}), 2.0 * nodes,
+                                        sim::format_size(limits.max_memory), limits.max_events));
+
+  // One DAG: each job after a delay of its start, its GPUs its own processors, its
+  // communicators renumbered apart from the other jobs'.
+  sim::TransferDag dag;
+  std::vector<std::pair<sim::NodeId, sim::NodeId>> range;   // [first, last) per job
+  for (std::size_t j = 0; j < alone.size(); ++j) {
+    const sim::TransferDag& part = alone[j].dag;
+    part.freeze();
+    const sim::NodeId first = static_cast<sim::NodeId>(dag.size());
+    const std::uint32_t communicators = static_cast<std::uint32_t>(j) << 20;
+    const sim::NodeId offset = dag.append(part, {}, [&](std::uint32_t p) {
+      return p < (1u << 30) ? p : p + communicators;   // GPUs below 2^30 (step.cpp), communicators above
+    });
+    const sim::NodeId start = dag.add_delay(out.jobs[j].start, dag.intern_label("job start"),
+                                            static_cast<std::uint32_t>(out.jobs[j].gpus.front()));
+    for (sim::NodeId i = 0; i < part.size(); ++i)
+      if (part.predecessor_count(i) == 0) dag.add_dependency(start, offset + i);
+    range.emplace_back(first, static_cast<sim::NodeId>(dag.size()));
+  }
+  const sim::RunResult run = sim::run_dag(machine.links(), dag);
+  out.makespan = run.makespan;
+  for (std::size_t j = 0; j < range.size(); ++j) {
+    sim::Seconds end{0.0};
+    for (sim::NodeId i = range[j].first; i < range[j].second; ++i) end = std::max(end, run.nodes[i].end);
+    out.jobs[j].together = end - out.jobs[j].start;
+  }
+
+  // Which links more than one job crossed, and how busy they were.
+  std::map<sim::LinkId, std::vector<sim::Bytes>> per_link;
+  for (std::size_t j = 0; j < range.size(); ++j)
+    for (sim::NodeId i = range[j].first; i < range[j].second; ++i) {
+      const sim::DagNode& n = dag.node(i);
+      if (n.kind != sim::NodeKind::transfer) continue;
+      for (sim::LinkId l : dag.links(i)) {
+        auto& bytes = per_link[l];
+        if (bytes.empty()) bytes.resize(range.size());
+        bytes[j] += n.bytes;
+      }
+    }
+  for (const auto& [l, bytes] : per_link) {
+    if (std::count_if(bytes.begin(), bytes.end(), [](sim::Bytes b) { return b.count() > 0.0; }) < 2) continue;
+    double total = 0.0;
+    for (sim::Bytes b : bytes) total += b.count();
+    const double capacity = machine.links()[l].capacity.count();
+    out.shared.push_back({graph.link_name(l), bytes,
+                          out.makespan.count() > 0.0 ? total / (capacity * out.makespan.count()) : 0.0});
+  }
+  out.shared_count = out.shared.size();
+  std::stable_sort(out.shared.begin(), out.shared.end(),
+                   [](const SharedLink& a, const SharedLink& b) { return a.utilisation > b.utilisation; });
+  if (out.shared.size() > 10) out.shared.resize(10);
+  return out;
+}
+
+}  // namespace wiresim::scenarios
