@@ -2,6 +2,7 @@
 
 #include <fnmatch.h>
 
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -15,18 +16,26 @@ bool matches(const std::string& pattern, const std::string& name) {
   return fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
 }
 
-// The links a pattern names: every link of a matching device, and every matching link name.
+// "rail3" names rail 3 of a rail-optimised fabric: its NICs and its leaf switches.
+std::optional<int> rail_of(const std::string& pattern) {
+  if (pattern.size() <= 4 || pattern.compare(0, 4, "rail") != 0) return std::nullopt;
+  if (pattern.find_first_not_of("0123456789", 4) != std::string::npos) return std::nullopt;
+  return std::stoi(pattern.substr(4));
+}
+
+// The links a pattern names: every link of a matching device (or of a device of the named
+// rail), and every matching link name.
 std::set<LinkId> links_of(const LinkGraph& g, const std::string& pattern, const std::string& flag) {
   std::set<LinkId> out;
+  const std::optional<int> rail = pattern.size() < 12 ? rail_of(pattern) : std::nullopt;
+  const auto named = [&](DeviceId d) { return matches(pattern, g.device(d).name) || (rail && g.device(d).rail == *rail); };
   for (LinkId id = 0; id < g.link_count(); ++id) {
     const Link& l = g.link(id);
-    if (matches(pattern, g.device(l.from).name) || matches(pattern, g.device(l.to).name) ||
-        matches(pattern, g.link_name(id)))
-      out.insert(id);
+    if (named(l.from) || named(l.to) || matches(pattern, g.link_name(id))) out.insert(id);
   }
   if (out.empty())
     throw input::InputError(fmt::format("{}: '{}' names no device or link of {} (devices are named as `wiresim topo "
-                                        "show` lists them, e.g. {}; a link is 'a->b')",
+                                        "show` lists them, e.g. {}; a link is 'a->b'; railN a rail)",
                                         flag, pattern, g.source, g.device(g.gpus().empty() ? 0 : g.gpus().front()).name));
   return out;
 }

@@ -1,6 +1,7 @@
 // Failed and degraded hardware, for "what if this NIC dies" questions: patterns name devices
 // (every link to or from them) or links ("a->b"), as glob patterns over the names `topo show`
-// and `--explain` print: `node0.nic3`, `spine*`, `node1.gpu2->node1.nvswitch0`.
+// and `--explain` print: `node0.nic3`, `spine*`, `node1.gpu2->node1.nvswitch0`; `rail2` names
+// rail 2 of a rail-optimised fabric (every node's NIC on it, and its leaf switches).
 //
 //   --fail PATTERN            the links leave service: routes recompute over what is left
 //                             (another NIC of the node, PXN through a neighbour GPU, ECMP over
