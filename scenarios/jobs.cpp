@@ -19,7 +19,7 @@ namespace {
 
 using input::Value;
 
-constexpr std::array<std::string_view, 5> kTopKeys{"name", "description", "topology", "set", "jobs"};
+constexpr std::array<std::string_view, 6> kTopKeys{"name", "description", "topology", "set", "faults", "jobs"};
 constexpr std::array<std::string_view, 5> kJobKeys{"name", "scenario", "nodes", "gpus", "start"};
 
 std::string resolve(const std::string& file, const std::string& relative) {
@@ -73,6 +73,7 @@ JobsSpec load_jobs(const std::string& path, const std::map<std::string, std::str
     input::require_map(*set, "set");
     for (const auto& e : set->entries) spec.set[e.key] = input::as_string(e.value, "set." + e.key);
   }
+  if (const Value* f = input::find(doc, "faults")) read_faults(*f, spec.fail, spec.degrade);
   const Value& jobs = input::require(doc, "jobs", "");
   input::require_sequence(jobs, "jobs");
   if (jobs.items.empty()) input::fail(jobs, "jobs: expected at least one job");

@@ -18,8 +18,10 @@ namespace {
 
 using input::Value;
 
-constexpr std::array<std::string_view, 10> kTopKeys{"name", "description", "topology", "set", "model",
-                                                    "workload", "layout", "compute", "algorithm", "protocol"};
+constexpr std::array<std::string_view, 11> kTopKeys{"name",    "description", "topology",  "set",
+                                                    "model",   "workload",    "layout",    "compute",
+                                                    "algorithm", "protocol",  "faults"};
+constexpr std::array<std::string_view, 2> kFaultKeys{"fail", "degrade"};
 constexpr std::array<std::string_view, 15> kModelKeys{
     "name",       "hidden",    "layers",       "heads",          "kv_heads",          "ffn",    "dtype",  "experts",
     "top_k",      "expert_ffn", "moe_every",   "dense_layers",   "shared_experts",    "kv_bytes_per_token", "routing"};
@@ -171,6 +173,21 @@ ModelShape load_model(const std::string& path) {
   return read_model(doc, "model");
 }
 
+void read_faults(const Value& v, std::vector<std::string>& fail, std::vector<std::string>& degrade) {
+  input::require_map(v, "faults");
+  input::check_keys(v, kFaultKeys, "faults");
+  const auto patterns = [](const Value& list, const std::string& path, std::vector<std::string>& out) {
+    if (list.kind == Value::Kind::scalar) {
+      out.push_back(input::as_string(list, path));
+      return;
+    }
+    input::require_sequence(list, path);
+    for (std::size_t i = 0; i < list.items.size(); ++i) out.push_back(input::as_string(list.items[i], input::index_path(path, i)));
+  };
+  if (const Value* f = input::find(v, "fail")) patterns(*f, "faults.fail", fail);
+  if (const Value* d = input::find(v, "degrade")) patterns(*d, "faults.degrade", degrade);
+}
+
 Scenario load_scenario(const std::string& path, const std::map<std::string, std::string>& overrides) {
   const Value doc = input::read_document(path, overrides);
   input::require_map(doc, "scenario");
@@ -255,6 +272,7 @@ Scenario load_scenario(const std::string& path, const std::map<std::string, std:
       if (!s.tp_protocol) input::fail(*p, fmt::format("protocol: unknown protocol '{}' (expected auto, ll, ll128, simple)", t));
     }
   }
+  if (const Value* f = input::find(doc, "faults")) read_faults(*f, s.fail, s.degrade);
   // What can be checked without the topology (the GPU count comes with it).
   if (auto why = layout_problem(s.model, s.layout, 1 << 30))
     input::fail(input::require(doc, "layout", ""), "layout: " + *why);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "input/yaml.h"
 #include "models/collective.h"
 #include "sim/units.h"
 
@@ -106,7 +107,15 @@ struct Scenario {
   Compute compute;
   std::optional<models::Algorithm> tp_algorithm;   // force the TP all_reduce algorithm
   std::optional<models::Protocol> tp_protocol;
+  // `faults: {fail: [...], degrade: [...]}`: what-if failures of the topology, as the
+  // --fail and --degrade options take them (topologies/faults.h); the commands add theirs.
+  std::vector<std::string> fail;
+  std::vector<std::string> degrade;
 };
+
+// Reads a `faults:` mapping (fail: and degrade:, each a pattern or a list of them) into
+// `fail` and `degrade`; shared by scenario and jobs files.
+void read_faults(const input::Value& v, std::vector<std::string>& fail, std::vector<std::string>& degrade);
 
 // Throws input::InputError at file:line:column for anything unknown, missing or invalid
 // (a layout that does not divide the heads, layers or experts, say).

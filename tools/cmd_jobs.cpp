@@ -32,7 +32,11 @@ int jobs(const JobsOptions& o) {
   scenarios::JobsSpec spec = scenarios::load_jobs(o.file);
   if (!o.topo.empty()) spec.topology = o.topo;
   for (const auto& [k, v] : topo::parse_overrides(o.settings)) spec.set[k] = v;
-  const MachineInput input = load_machine_input(o, spec.topology, spec.set);
+  // The file's faults, then the command line's.
+  MachineOptions machine_options = o;
+  machine_options.fail.insert(machine_options.fail.begin(), spec.fail.begin(), spec.fail.end());
+  machine_options.degrade.insert(machine_options.degrade.begin(), spec.degrade.begin(), spec.degrade.end());
+  const MachineInput input = load_machine_input(machine_options, spec.topology, spec.set);
   const models::Machine machine = input.machine();
   const scenarios::SimulatedComm simulated;
   const scenarios::ClosedFormComm closed_form;

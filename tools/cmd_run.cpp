@@ -179,7 +179,11 @@ int run(const RunOptions& o) {
   if (!o.topo.empty()) s.topology = o.topo;
   for (const auto& [k, v] : overrides) s.set[k] = v;
   if (o.bands && o.method == "naive") throw InputError("--bands: not with --model naive (it is not the model the bands validate)");
-  const MachineInput input = load_machine_input(o, s.topology, s.set);
+  // The file's faults, then the command line's.
+  MachineOptions machine_options = o;
+  machine_options.fail.insert(machine_options.fail.begin(), s.fail.begin(), s.fail.end());
+  machine_options.degrade.insert(machine_options.degrade.begin(), s.degrade.begin(), s.degrade.end());
+  const MachineInput input = load_machine_input(machine_options, s.topology, s.set);
   overlay_note = input.overlay;
   transport = transport_note(input.p2p, input.gdr);
   if (!input.faults.empty()) transport += (transport.empty() ? "faults: " : "; faults: ") + input.faults;

@@ -95,3 +95,19 @@ TEST_CASE("--fail and --degrade: named in the output; bad patterns, shares and c
                                 "--fail 'node1.nic*'"),
                         "node1", "cannot reach other nodes");
 }
+
+TEST_CASE("a faults: section in a scenario is --fail on the command line, and the two add up") {
+  const auto step_ms = [](const std::string& args) {
+    const Run r = wiresim("run " + args + " --format json");
+    CAPTURE(r.err);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out)["step_time_ms"].get<double>();
+  };
+  const double healthy = step_ms("scenarios/llama70b-2node-tp16.yaml");
+  const double from_file = step_ms("scenarios/llama70b-2node-tp16-nic-down.yaml");
+  CHECK(from_file > healthy);
+  CHECK(from_file == step_ms("scenarios/llama70b-2node-tp16.yaml --fail node0.nic0"));
+  // The file's failure and the command line's together: both NICs down.
+  CHECK(step_ms("scenarios/llama70b-2node-tp16-nic-down.yaml --fail node0.nic1") ==
+        step_ms("scenarios/llama70b-2node-tp16.yaml --fail node0.nic0 --fail node0.nic1"));
+}
