@@ -181,7 +181,7 @@ JobsResult run_jobs(const JobsSpec& spec, const models::Machine& machine, const 
     double total = 0.0;
     for (sim::Bytes b : bytes) total += b.count();
     const double capacity = machine.links()[l].capacity.count();
-    out.shared.push_back({graph.link_name(l), bytes,
+    out.shared.push_back({graph.link_label(l), bytes,
                           out.makespan.count() > 0.0 ? total / (capacity * out.makespan.count()) : 0.0});
   }
   out.shared_count = out.shared.size();

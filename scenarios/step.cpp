@@ -489,7 +489,7 @@ void summarise_links(const models::Machine& machine, const sim::RunResult& run, 
     auto& tier = result.by_tier[std::string(topo::to_string(graph.link(id).tier))];
     tier.bytes += ls.carried;
     tier.busy += ls.busy;
-    if (result.step.count() > 0.0) result.utilisation.push_back({graph.link_name(id), ls.utilisation});
+    if (result.step.count() > 0.0) result.utilisation.push_back({graph.link_label(id), ls.utilisation});
   }
   std::stable_sort(result.utilisation.begin(), result.utilisation.end(),
                    [](const auto& a, const auto& c) { return a.utilisation > c.utilisation; });

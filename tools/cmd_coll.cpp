@@ -181,7 +181,7 @@ class ProgressBar {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-std::string link_name(const topo::LinkGraph& g, sim::LinkId l) { return g.link_name(l); }
+std::string link_name(const topo::LinkGraph& g, sim::LinkId l) { return g.link_label(l); }
 
 // "auto, ring, tree, ...": --algo's values, from the algorithm table (models/algorithm.h).
 std::string algo_names() {
@@ -352,7 +352,7 @@ void print_json(const CollOptions& o, const models::Machine& machine, const mode
     if (r.measured) row["error_estimate"] = r.error;
     auto& hot = row["busiest_links"] = nlohmann::ordered_json::array();
     for (const auto& h : r.outcome.hottest)
-      hot.push_back({{"link", machine.graph().link_name(h.link)}, {"utilisation", h.utilisation},
+      hot.push_back({{"link", machine.graph().link_label(h.link)}, {"utilisation", h.utilisation},
                      {"bytes", h.carried.count()}});
     if (r.decision) {
       auto& cands = row["candidates"] = nlohmann::ordered_json::array();

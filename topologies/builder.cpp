@@ -426,7 +426,7 @@ std::vector<sim::LinkSpec> link_specs(const LinkGraph& graph) {
   specs.reserve(graph.link_count());
   for (LinkId id = 0; id < graph.link_count(); ++id) {
     const Link& l = graph.link(id);
-    specs.push_back({l.bandwidth, l.latency, graph.link_name(id)});
+    specs.push_back({l.bandwidth, l.latency, graph.link_label(id)});
   }
   return specs;
 }

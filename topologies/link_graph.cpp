@@ -77,6 +77,14 @@ void LinkGraph::fail_link(LinkId id) {
 void LinkGraph::degrade_link(LinkId id, double share) {
   assert(id < links_.size() && share > 0.0);
   set_link_parameters(id, links_[id].bandwidth * share, links_[id].latency);
+  if (shares_.size() < links_.size()) shares_.resize(links_.size(), 1.0);
+  shares_[id] *= share;
+}
+
+std::string LinkGraph::link_label(LinkId id) const {
+  if (link_failed(id)) return link_name(id) + " [failed]";
+  if (link_share(id) < 1.0) return fmt::format("{} [{:g}%]", link_name(id), 100.0 * link_share(id));
+  return link_name(id);
 }
 
 LinkId LinkGraph::add_duplex(Link link) {

@@ -93,6 +93,10 @@ class LinkGraph {
   void fail_link(LinkId id);
   bool link_failed(LinkId id) const { return id < failed_.size() && failed_[id]; }
   void degrade_link(LinkId id, double share);
+  double link_share(LinkId id) const { return id < shares_.size() ? shares_[id] : 1.0; }   // degraded to
+  // link_name with what a fault did to it: "node0.nic0->leaf0 [failed]", "spine0->leaf1 [50%]";
+  // the name alone for a healthy link. Outputs that list links use it, so a fault shows.
+  std::string link_label(LinkId id) const;
   const Device& device(DeviceId id) const;
   const Link& link(LinkId id) const { return links_[id]; }
   // A failed link keeps its id (the simulator's network still has it) but leaves these lists,
@@ -125,6 +129,7 @@ class LinkGraph {
   Graph graph_;
   std::vector<Link> links_;
   std::vector<bool> failed_;   // by link id; empty until a link fails
+  std::vector<double> shares_; // by link id, the share degrade_link left; empty until one is
   std::vector<std::vector<LinkId>> out_, in_;
   std::vector<DeviceId> gpus_;
   std::unordered_map<std::string, DeviceId> by_name_;

@@ -35,5 +35,13 @@ TEST_CASE("a failed NIC leaves every adjacency list, keeps its link ids; a degra
     CHECK(g.link(id).bandwidth.count() == doctest::Approx(0.25 * before[id]));
   }
   CHECK_FALSE(r.degraded.empty());
+  // Outputs name what a fault did: labels, and the simulator's link names (traces).
+  const auto specs = link_specs(g);
+  for (LinkId id : r.degraded) {
+    CHECK(g.link_label(id) == g.link_name(id) + " [25%]");
+    CHECK(specs[id].name == g.link_label(id));
+  }
+  for (LinkId id : r.failed) CHECK(g.link_label(id) == g.link_name(id) + " [failed]");
+  CHECK(g.link_label(g.find_link(g.gpus()[1], *g.find("node0.nvswitch0")).value()) == "node0.gpu1->node0.nvswitch0");
   CHECK_THROWS_AS(apply_faults(g, {"nowhere*"}, {}), input::InputError);
 }
