@@ -12,6 +12,7 @@
 #include "scenarios/jobs.h"
 #include "scenarios/step.h"
 #include "topologies/builder.h"
+#include "topologies/faults.h"
 
 using namespace wiresim;
 using namespace wiresim::scenarios;
@@ -104,4 +105,18 @@ TEST_CASE("jobs: bad job files fail at the job's line with what was expected") {
   CHECK(error_of("  - {name: a, scenario: " + tp16 + "}\n").find("nodes: [...] or gpus: [...]") != std::string::npos);
   CHECK(error_of("  - {name: a, scenario: " + tp16 + ", node: [0, 1]}\n").find("did you mean 'nodes'") !=
         std::string::npos);
+}
+
+TEST_CASE("jobs: a faults: section applies to the shared fabric; half-rate spines alone cost what sharing them does") {
+  const JobsSpec spec = load_jobs(repo("scenarios/jobs/two-tp16-prefill-spine-half.yaml"));
+  CHECK(spec.degrade == std::vector<std::string>{"spine*=50%"});
+  topo::LinkGraph g = topo::load_topology(spec.topology, spec.set);
+  topo::apply_faults(g, spec.fail, spec.degrade);
+  const JobsResult half = run_jobs(spec, models::Machine(g, models::default_params()), SimulatedComm{});
+  const JobsResult healthy = run_file("two-tp16-prefill.yaml");
+  // One job's uplink traffic at 25 GB/s takes what two jobs' takes at 50 GB/s: the same
+  // bottleneck, the same all_reduces.
+  for (std::size_t j = 0; j < 2; ++j)
+    CHECK(half.jobs[j].alone.count() == doctest::Approx(healthy.jobs[j].together.count()).epsilon(1e-6));
+  CHECK(half.jobs[0].together.count() > 1.5 * half.jobs[0].alone.count());
 }
