@@ -66,13 +66,10 @@ JobsSpec load_jobs(const std::string& path, const std::map<std::string, std::str
   input::check_keys(doc, kTopKeys, "");
   JobsSpec spec;
   spec.file = path;
-  spec.name = std::filesystem::path(path).stem().string();
-  if (const Value* n = input::find(doc, "name")) spec.name = input::as_string(*n, "name");
-  spec.topology = resolve(path, input::as_string(input::require(doc, "topology", ""), "topology"));
-  if (const Value* set = input::find(doc, "set")) {
-    input::require_map(*set, "set");
-    for (const auto& e : set->entries) spec.set[e.key] = input::as_string(e.value, "set." + e.key);
-  }
+  FileHead head = read_head(doc, path);
+  spec.name = std::move(head.name);
+  spec.topology = std::move(head.topology);
+  spec.set = std::move(head.set);
   if (const Value* f = input::find(doc, "faults")) read_faults(*f, spec.fail, spec.degrade);
   const Value& jobs = input::require(doc, "jobs", "");
   input::require_sequence(jobs, "jobs");

@@ -173,6 +173,20 @@ ModelShape load_model(const std::string& path) {
   return read_model(doc, "model");
 }
 
+FileHead read_head(const Value& doc, const std::string& path) {
+  FileHead h;
+  h.name = std::filesystem::path(path).stem().string();
+  if (const Value* n = input::find(doc, "name")) h.name = input::as_string(*n, "name");
+  h.topology = input::as_string(input::require(doc, "topology", ""), "topology");
+  if (std::filesystem::path(h.topology).is_relative())
+    h.topology = (std::filesystem::path(path).parent_path() / h.topology).lexically_normal().string();
+  if (const Value* set = input::find(doc, "set")) {
+    input::require_map(*set, "set");
+    for (const auto& e : set->entries) h.set[e.key] = input::as_string(e.value, "set." + e.key);
+  }
+  return h;
+}
+
 void read_faults(const Value& v, std::vector<std::string>& fail, std::vector<std::string>& degrade) {
   input::require_map(v, "faults");
   input::check_keys(v, kFaultKeys, "faults");
@@ -194,16 +208,10 @@ Scenario load_scenario(const std::string& path, const std::map<std::string, std:
   input::check_keys(doc, kTopKeys, "");
   Scenario s;
   s.file = path;
-  s.name = std::filesystem::path(path).stem().string();
-  if (const Value* n = input::find(doc, "name")) s.name = input::as_string(*n, "name");
-  const Value& topo_v = input::require(doc, "topology", "");
-  s.topology = input::as_string(topo_v, "topology");
-  if (std::filesystem::path(s.topology).is_relative())
-    s.topology = (std::filesystem::path(path).parent_path() / s.topology).lexically_normal().string();
-  if (const Value* set = input::find(doc, "set")) {
-    input::require_map(*set, "set");
-    for (const auto& e : set->entries) s.set[e.key] = input::as_string(e.value, "set." + e.key);
-  }
+  FileHead head = read_head(doc, path);
+  s.name = std::move(head.name);
+  s.topology = std::move(head.topology);
+  s.set = std::move(head.set);
   s.model = read_model(input::require(doc, "model", ""), "model");
   const Value& w = input::require(doc, "workload", "");
   input::require_map(w, "workload");

@@ -113,6 +113,15 @@ struct Scenario {
   std::vector<std::string> degrade;
 };
 
+// The head that scenario and jobs files share: `name:` (default: the file's stem),
+// `topology:` (resolved against the file's folder) and `set:` (topology overrides).
+struct FileHead {
+  std::string name;
+  std::string topology;
+  std::map<std::string, std::string> set;
+};
+FileHead read_head(const input::Value& doc, const std::string& path);
+
 // Reads a `faults:` mapping (fail: and degrade:, each a pattern or a list of them) into
 // `fail` and `degrade`; shared by scenario and jobs files.
 void read_faults(const input::Value& v, std::vector<std::string>& fail, std::vector<std::string>& degrade);
