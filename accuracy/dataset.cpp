@@ -71,7 +71,6 @@ std::map<std::string, Mapping> read_map(const std::string& path) {
   input::require_map(root, "validation map");
   const input::Value& sets = input::require(root, "datasets", "");
   input::require_map(sets, "datasets");
-  const fs::path base = fs::path(path).parent_path();
   std::map<std::string, Mapping> out;
   static constexpr std::array<std::string_view, 15> kKeys{
       "topology", "set",      "gpus",  "gpus_per_node",   "ranks", "collective", "p2p",     "algo",
@@ -87,7 +86,7 @@ std::map<std::string, Mapping> read_map(const std::string& path) {
     };
     Mapping m;
     if (find(n, "unmapped")) m.unmapped = text("unmapped");
-    if (find(n, "topology")) m.topology = (base / text("topology")).lexically_normal().string();
+    if (find(n, "topology")) m.topology = input::beside(path, text("topology"));
     else if (!m.unmapped) input::fail(n, file + ": missing 'topology' (or 'unmapped: reason')");
     if (const input::Value* set = find(n, "set")) {
       input::require_map(*set, file + ".set");

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -49,6 +50,12 @@ std::string read_file(const std::string& path) {
                                                kMaxFileBytes >> 30));
   }
   return text;
+}
+
+std::string beside(const std::string& file, const std::string& relative) {
+  const std::filesystem::path p(relative);
+  if (p.is_absolute()) return relative;
+  return (std::filesystem::path(file).parent_path() / p).lexically_normal().string();
 }
 
 }  // namespace wiresim::input

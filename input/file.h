@@ -4,6 +4,7 @@
 //
 //   const std::string text = read_file("topologies/hgx-h100.yaml");   // or throws InputError
 //   const Value doc = read_yaml_text(text, "topologies/hgx-h100.yaml");
+//   beside("scenarios/a.yaml", "../topologies/x.yaml")   // "topologies/x.yaml"
 #pragma once
 
 #include <string>
@@ -15,5 +16,10 @@ namespace wiresim::input {
 std::string read_file(const std::string& path);
 
 inline constexpr long long kMaxFileBytes = 1LL << 30;
+
+// A path named inside `file` (a topology in a scenario, a scenario in a jobs file): absolute as
+// written, otherwise taken from `file`'s folder, normalised ("scenarios/../topologies/x.yaml"
+// -> "topologies/x.yaml").
+std::string beside(const std::string& file, const std::string& relative);
 
 }  // namespace wiresim::input

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <array>
-#include <filesystem>
 #include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "input/document.h"
+#include "input/file.h"
 #include "input/input_error.h"
 #include "input/keys.h"
 #include "input/units.h"
@@ -21,11 +21,6 @@ using input::Value;
 
 constexpr std::array<std::string_view, 6> kTopKeys{"name", "description", "topology", "set", "faults", "jobs"};
 constexpr std::array<std::string_view, 5> kJobKeys{"name", "scenario", "nodes", "gpus", "start"};
-
-std::string resolve(const std::string& file, const std::string& relative) {
-  if (std::filesystem::path(relative).is_absolute()) return relative;
-  return (std::filesystem::path(file).parent_path() / relative).lexically_normal().string();
-}
 
 std::vector<int> indices(const Value& v, const std::string& path) {
   input::require_sequence(v, path);
@@ -92,7 +87,7 @@ JobsSpec load_jobs(const std::string& path, const std::map<std::string, std::str
     if (nodes) job.nodes = indices(*nodes, at + ".nodes");
     if (gpus) job.gpus = indices(*gpus, at + ".gpus");
     if (const Value* s = input::find(v, "start")) job.start = input::as_duration(*s, at + ".start");
-    job.scenario = load_scenario(resolve(path, input::as_string(input::require(v, "scenario", at), at + ".scenario")));
+    job.scenario = load_scenario(input::beside(path, input::as_string(input::require(v, "scenario", at), at + ".scenario")));
     if (job.scenario.workload.decode_offset > 0)
       input::fail(v, fmt::format("{}: a disaggregated scenario places its decode GPUs by offset; give the prefill and "
                                  "the decode as two jobs",
@@ -145,7 +140,7 @@ JobsResult run_jobs(const JobsSpec& spec, const models::Machine& machine, const 
     const sim::NodeId first = static_cast<sim::NodeId>(dag.size());
     const std::uint32_t communicators = static_cast<std::uint32_t>(j) << 20;
     const sim::NodeId offset = dag.append(part, {}, [&](std::uint32_t p) {
-      return p < (1u << 30) ? p : p + communicators;   // GPUs below 2^30 (step.cpp), communicators above
+      return p < kCommunicatorBase ? p : p + communicators;   // GPUs keep theirs; communicators shift
     });
     const sim::NodeId start = dag.add_delay(out.jobs[j].start, dag.intern_label("job start"),
                                             static_cast<std::uint32_t>(out.jobs[j].gpus.front()));

@@ -16,9 +16,9 @@ namespace {
 // node there) it has is a cluster: the plan builds it with PlanSpec::nodes of them, and leaves
 // it out unless asked for by name. Returns that parameter's name, or "" for a single system.
 std::string size_parameter(const topo::CatalogEntry& e) {
-  const topo::LinkGraph g = topo::load_topology(e.topology_path);
+  const auto declared = topo::declared_parameters(e.topology_path);
   for (const char* p : {"nodes", "racks"})
-    if (g.parameters.count(p)) return p;
+    if (declared.count(p)) return p;
   return "";
 }
 

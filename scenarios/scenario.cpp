@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "input/document.h"
+#include "input/file.h"
 #include "input/dtype.h"
 #include "input/keys.h"
 #include "input/units.h"
@@ -177,9 +178,7 @@ FileHead read_head(const Value& doc, const std::string& path) {
   FileHead h;
   h.name = std::filesystem::path(path).stem().string();
   if (const Value* n = input::find(doc, "name")) h.name = input::as_string(*n, "name");
-  h.topology = input::as_string(input::require(doc, "topology", ""), "topology");
-  if (std::filesystem::path(h.topology).is_relative())
-    h.topology = (std::filesystem::path(path).parent_path() / h.topology).lexically_normal().string();
+  h.topology = input::beside(path, input::as_string(input::require(doc, "topology", ""), "topology"));
   if (const Value* set = input::find(doc, "set")) {
     input::require_map(*set, "set");
     for (const auto& e : set->entries) h.set[e.key] = input::as_string(e.value, "set." + e.key);

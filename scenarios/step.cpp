@@ -30,9 +30,6 @@ struct Instance {
 // it is given makes it (scenarios/comm_cost.h), spliced in where the step needs it.
 class StepBuilder {
  public:
-  // Processor ids: GPUs are their index; communicators from kCommunicatorBase up.
-  static constexpr std::uint32_t kCommunicatorBase = 1u << 30;
-
   StepBuilder(const models::Machine& machine, const CommCost& cost, const Scenario& s)
       : machine_(machine), cost_(cost), scenario_(s) {}
 
@@ -504,7 +501,7 @@ double compute_utilisation(const sim::TransferDag& dag, const sim::RunResult& ru
   std::map<std::uint32_t, double> busy;
   for (NodeId id = 0; id < dag.size(); ++id) {
     const auto bound = dag.binding(id).processor;
-    if (bound < StepBuilder::kCommunicatorBase) busy[bound] += (run.nodes[id].end - run.nodes[id].start).count();
+    if (bound < kCommunicatorBase) busy[bound] += (run.nodes[id].end - run.nodes[id].start).count();
   }
   double sum = 0.0;
   for (int g : gpu_of_rank) sum += busy[static_cast<std::uint32_t>(g)];

@@ -24,6 +24,7 @@
 //   fmt::print("{:.2f} ms\n", r.step.ms());
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -38,6 +39,10 @@
 #include "topologies/link_graph.h"
 
 namespace wiresim::scenarios {
+
+// Processor ids in a step's DAG: GPUs are their index, below kCommunicatorBase; each
+// communicator (a kind of collective over one GPU set) is kCommunicatorBase + its number.
+inline constexpr std::uint32_t kCommunicatorBase = 1u << 30;
 
 struct CollectiveStats {
   int count = 0;               // in the whole step, all replicas

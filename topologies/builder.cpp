@@ -405,6 +405,14 @@ LinkGraph load_topology(const std::string& path, const Overrides& overrides) {
   return build(input::read_document(path, overrides), path);
 }
 
+std::map<std::string, std::string> declared_parameters(const std::string& path) {
+  std::map<std::string, std::string> out;
+  const Value doc = input::read_document(path, {});
+  if (const Value* p = find(doc, "parameters"))
+    for (const auto& e : p->entries) out[e.key] = e.value.text;
+  return out;
+}
+
 LinkGraph load_topology_text(const std::string& yaml, const std::string& file_name,
                              const Overrides& overrides) {
   return build(input::read_document_text(yaml, file_name, overrides), file_name);

@@ -18,6 +18,9 @@ namespace wiresim::topo {
 using Overrides = std::map<std::string, std::string>;
 
 LinkGraph load_topology(const std::string& path, const Overrides& overrides = {});
+// A topology file's `parameters:` and their defaults, read without building the graph (the
+// catalogue asks which systems are sized by `nodes` or `racks`).
+std::map<std::string, std::string> declared_parameters(const std::string& path);
 // The same for YAML text (an imported topology, a test); file_name is used in messages and
 // for resolving includes.
 LinkGraph load_topology_text(const std::string& yaml, const std::string& file_name,
