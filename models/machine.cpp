@@ -117,9 +117,10 @@ Machine::Exchange Machine::exchange(topo::DeviceId a, topo::DeviceId b) const {
   if (staged(a, b)) return {topo::Transport::shm, true};
   const topo::Transport t = router_.transport(a, b);
   if (t != topo::Transport::net || !any_bounce()) return {t, false};
-  // route() detours a side without GDR through its socket: the route it caches differs.
-  const auto direct = router_.route(a, b), used = route(a, b);
-  return {t, !std::equal(direct.begin(), direct.end(), used.begin(), used.end())};
+  // route() decides, per pair, whether a side lacks GDR (its route may cross the same links
+  // as the direct one: a NIC across the socket link is reached through the CPU either way).
+  route(a, b);
+  return {t, net_routes_.at(std::make_tuple(a, b, std::uint32_t{0})).via_host};
 }
 
 std::span<const sim::LinkId> Machine::route(topo::DeviceId a, topo::DeviceId b, std::uint32_t flow) const {
@@ -130,10 +131,11 @@ std::span<const sim::LinkId> Machine::route(topo::DeviceId a, topo::DeviceId b, 
     if (it == net_routes_.end()) {
       const auto direct = router_.route(a, b, flow);
       auto bounced = bounced_route(direct);
-      it = net_routes_.emplace(key, bounced ? std::move(*bounced) : std::vector<sim::LinkId>(direct.begin(), direct.end()))
-               .first;
+      NetRoute r{bounced ? std::move(*bounced) : std::vector<sim::LinkId>(direct.begin(), direct.end()),
+                 bounced.has_value()};
+      it = net_routes_.emplace(key, std::move(r)).first;
     }
-    return it->second;
+    return it->second.links;
   }
   if (!staged(a, b)) return router_.route(a, b, flow);
   const std::uint64_t key = (static_cast<std::uint64_t>(a) << 32) | b;

@@ -100,7 +100,11 @@ class Machine {
   // The route between nodes with each side without GDR detoured through its GPU's socket;
   // nullopt when both sides use GDR.
   std::optional<std::vector<sim::LinkId>> bounced_route(std::span<const sim::LinkId> direct) const;
-  mutable std::map<std::tuple<topo::DeviceId, topo::DeviceId, std::uint32_t>, std::vector<sim::LinkId>> net_routes_;
+  struct NetRoute {
+    std::vector<sim::LinkId> links;
+    bool via_host = false;   // a side without GDR stages through host memory
+  };
+  mutable std::map<std::tuple<topo::DeviceId, topo::DeviceId, std::uint32_t>, NetRoute> net_routes_;
   // Whether any GPU lacks GPUDirect RDMA to its nearest NIC (decided on first use): when none
   // does, routes between nodes are the router's own, with nothing cached.
   bool any_bounce() const;

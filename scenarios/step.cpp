@@ -456,13 +456,15 @@ namespace {
 // off, or a path through the CPU) is SHM whatever the topology offers.
 StepResult::Group describe_pairs(const models::Machine& machine, const std::string& kind, std::vector<int> gpus,
                                  const std::vector<std::pair<int, int>>& pairs) {
-  StepResult::Group group{kind, std::move(gpus), {}, false};
+  StepResult::Group group{kind, std::move(gpus), {}};
   std::map<std::string, int> counts;
   const auto& all = machine.graph().gpus();
   for (const auto& [i, j] : pairs) {
     const auto a = all[i], b = all[j];
     const models::Machine::Exchange e = machine.exchange(a, b);
     group.staged = group.staged || e.via_host;
+    group.shm = group.shm || e.transport == topo::Transport::shm;
+    group.net_via_host = group.net_via_host || (e.via_host && e.transport == topo::Transport::net);
     ++counts[e.name()];
   }
   for (const auto& [t, c] : counts) group.transports += fmt::format("{}{} x{}", group.transports.empty() ? "" : ", ", t, c);

@@ -85,6 +85,8 @@ struct StepResult {
     std::vector<int> gpus;       // indices into graph.gpus()
     std::string transports;
     bool staged = false;         // some neighbour pair goes through host memory
+    bool shm = false;            // ... as SHM (GPUs of one node)
+    bool net_via_host = false;   // ... as NET without GPUDirect RDMA (or over sockets)
   };
   std::vector<Group> groups;
   // the step's DAG and its run, for traces

@@ -214,13 +214,20 @@ void print_transports(const models::Machine& machine, const models::Problem& pro
   const int n = static_cast<int>(problem.ranks.size());
   fmt::print("# Transports between ranks (as NCCL_DEBUG=INFO would report them):\n");
   if (n <= 16) {
-    fmt::print("#  {:>6}", "");
-    for (int j = 0; j < n; ++j) fmt::print(" {:>10}", g.device(problem.ranks[j]).name.substr(0, 10));
+    std::vector<std::vector<std::string>> cell(n, std::vector<std::string>(n, "X"));
+    std::size_t width = 6, column = 10;
+    for (int i = 0; i < n; ++i) {
+      width = std::max(width, g.device(problem.ranks[i]).name.size());
+      column = std::max(column, g.device(problem.ranks[i]).name.size());
+      for (int j = 0; j < n; ++j)
+        if (i != j) column = std::max(column, (cell[i][j] = transport(problem.ranks[i], problem.ranks[j])).size());
+    }
+    fmt::print("#  {:>{}}", "", width);
+    for (int j = 0; j < n; ++j) fmt::print(" {:>{}}", g.device(problem.ranks[j]).name, column);
     fmt::print("\n");
     for (int i = 0; i < n; ++i) {
-      fmt::print("#  {:>6}", g.device(problem.ranks[i]).name.substr(0, 6));
-      for (int j = 0; j < n; ++j)
-        fmt::print(" {:>10}", i == j ? "X" : transport(problem.ranks[i], problem.ranks[j]));
+      fmt::print("#  {:>{}}", g.device(problem.ranks[i]).name, width);
+      for (int j = 0; j < n; ++j) fmt::print(" {:>{}}", cell[i][j], column);
       fmt::print("\n");
     }
   } else {

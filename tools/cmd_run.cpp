@@ -46,9 +46,10 @@ void print_explain(const scenarios::StepResult& r) {
                b.slowest->algorithm, b.slowest->time.ms(),
                b.busiest ? fmt::format("{} ({:.3f} ms of link time)", b.tier, b.busiest->busy.ms()) : "none");
   for (const auto& g : r.groups)
-    fmt::print("  {} over GPUs {}: {}{}\n", g.kind, fmt::join(g.gpus, ","), g.transports,
-               g.staged ? " — staged through host memory (SHM: each transfer is copied into and out of a CPU buffer)"
-                        : "");
+    fmt::print("  {} over GPUs {}: {}{}{}\n", g.kind, fmt::join(g.gpus, ","), g.transports,
+               g.shm ? " — staged through host memory (SHM: each transfer is copied into and out of a CPU buffer)" : "",
+               g.net_via_host ? " — NET through host memory (no GPUDirect RDMA: the NIC reads and writes a CPU buffer)"
+                              : "");
 }
 
 std::string layout_text(const scenarios::Layout& l) {

@@ -29,7 +29,8 @@ using input::Value;
 
 constexpr std::array<std::string_view, 6> kTopKeys = {"name",  "description", "parameters",
                                                       "node",  "nodes",       "fabric"};
-constexpr std::array<std::string_view, 2> kNodeKeys = {"devices", "links"};
+constexpr std::array<std::string_view, 3> kNodeKeys = {"devices", "links", "nic_binding"};
+constexpr std::array<std::string_view, 2> kBindingKeys = {"gpu", "nic"};
 constexpr std::array<std::string_view, 9> kDeviceKeys = {
     "kind", "count", "model", "arch", "memory_bandwidth", "memory", "multicast", "host_bridge", "peer_to_peer"};
 constexpr std::array<std::string_view, 8> kLinkKeys = {
@@ -65,6 +66,7 @@ struct LocalLink {
 struct Template {
   std::vector<Group> groups;
   std::vector<LocalLink> links;
+  std::map<long, long> nic_of;   // nic_binding: local GPU index -> local NIC index
   long device_count = 0;
   std::vector<std::string> warnings;   // plausibility.h
 };
@@ -263,6 +265,38 @@ void parse_links(const Value& links, const std::string& path, Template& t) {
   }
 }
 
+// nic_binding: [{gpu: "gpu[0:4]", nic: "nic[4:8]"}, ...] pins each GPU to one NIC, in order
+// (as a launcher pins each local rank with its own NCCL_IB_HCA); GPUs not named use the
+// nearest NIC by path.
+void parse_nic_binding(const Value& list, const std::string& path, Template& t) {
+  require_sequence(list, path);
+  for (std::size_t i = 0; i < list.items.size(); ++i) {
+    const Value& b = list.items[i];
+    const std::string p = index_path(path, i);
+    require_map(b, p);
+    check_keys(b, kBindingKeys, p);
+    const Value& gpu_value = require(b, "gpu", p);
+    const Value& nic_value = require(b, "nic", p);
+    const Ref gpu = parse_ref(gpu_value, join_path(p, "gpu"), t.groups);
+    const Ref nic = parse_ref(nic_value, join_path(p, "nic"), t.groups);
+    const Group& gg = t.groups[gpu.group];
+    const Group& ng = t.groups[nic.group];
+    if (gg.proto.kind != DeviceKind::gpu)
+      fail(gpu_value, fmt::format("{}.gpu: expected gpu devices, got the {} group '{}'", p,
+                                  to_string(gg.proto.kind), gg.name));
+    if (ng.proto.kind != DeviceKind::nic)
+      fail(nic_value, fmt::format("{}.nic: expected nic devices, got the {} group '{}'", p,
+                                  to_string(ng.proto.kind), ng.name));
+    if (gpu.end - gpu.begin != nic.end - nic.begin)
+      fail(b, fmt::format("{}: {} GPUs and {} NICs; expected as many NICs as GPUs, paired in order", p,
+                          gpu.end - gpu.begin, nic.end - nic.begin));
+    for (long k = 0; k < gpu.end - gpu.begin; ++k)
+      if (!t.nic_of.emplace(gg.first + gpu.begin + k, ng.first + nic.begin + k).second)
+        fail(gpu_value, fmt::format("{}.gpu: {}{} is bound to a NIC twice; expected one NIC per GPU", p,
+                                    gg.name, gpu.begin + k));
+  }
+}
+
 Template parse_node(const Value& node, const std::string& path) {
   require_map(node, path);
   check_keys(node, kNodeKeys, path);
@@ -276,6 +310,7 @@ Template parse_node(const Value& node, const std::string& path) {
     t.groups.push_back(std::move(g));
   }
   if (const Value* links = find(node, "links")) parse_links(*links, join_path(path, "links"), t);
+  if (const Value* b = find(node, "nic_binding")) parse_nic_binding(*b, join_path(path, "nic_binding"), t);
   return t;
 }
 
@@ -385,6 +420,7 @@ LinkGraph build(const Value& doc, const std::string& path) {
         declared_at.push_back(g.at);
       }
     }
+    for (const auto& [gpu, nic] : t.nic_of) graph.bind_nic(base + static_cast<DeviceId>(gpu), base + static_cast<DeviceId>(nic));
     for (const auto& l : t.links) {
       Link link = l.link;
       link.from = base + static_cast<DeviceId>(l.a);

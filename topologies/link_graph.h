@@ -114,6 +114,13 @@ class LinkGraph {
   const Graph& graph() const { return graph_; }
   // "gpu0->nvswitch0"
   std::string link_name(LinkId id) const;
+  // The NIC a GPU is pinned to (a topology's nic_binding, as a launcher pins a rank with its
+  // own NCCL_IB_HCA); nullopt: the GPU uses the nearest NIC by path (topologies/routes.h).
+  void bind_nic(DeviceId gpu, DeviceId nic) { bound_nic_[gpu] = nic; }
+  std::optional<DeviceId> bound_nic(DeviceId gpu) const {
+    const auto it = bound_nic_.find(gpu);
+    return it == bound_nic_.end() ? std::nullopt : std::optional<DeviceId>(it->second);
+  }
 
   std::string source;           // file it was read from, for messages
   std::string name;             // the topology's own name ("hgx-h100")
@@ -133,6 +140,7 @@ class LinkGraph {
   std::vector<std::vector<LinkId>> out_, in_;
   std::vector<DeviceId> gpus_;
   std::unordered_map<std::string, DeviceId> by_name_;
+  std::unordered_map<DeviceId, DeviceId> bound_nic_;
   std::unordered_map<DeviceId, std::size_t> gpu_index_;
 };
 

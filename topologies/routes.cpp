@@ -269,7 +269,13 @@ std::span<const DeviceId> Router::nearest_nics(DeviceId gpu) const {
   auto [it, fresh] = nearest_nics_.try_emplace(gpu);
   if (!fresh || graph_.device(gpu).node < 0) return it->second;
   int fewest = std::numeric_limits<int>::max();
-  for (const auto& [d, b] : search(gpu, std::nullopt, Mode::route)) {
+  const auto found = search(gpu, std::nullopt, Mode::route);
+  // A GPU pinned to a NIC uses it however far it is, while a path to it is left.
+  if (const auto bound = graph_.bound_nic(gpu); bound && found.count(*bound)) {
+    it->second.push_back(*bound);
+    return it->second;
+  }
+  for (const auto& [d, b] : found) {
     if (graph_.device(d).kind != DeviceKind::nic) continue;
     if (b.cost < fewest) it->second.clear(), fewest = b.cost;
     if (b.cost == fewest) it->second.push_back(d);

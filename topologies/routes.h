@@ -10,7 +10,8 @@
 // Inside a node the route is the cheapest path by tier (an NVLink-class hop costs 1, a
 // PCIe hop 4, an inter-socket hop 16; ties go to fewer hops, then to lower link ids) that
 // never passes *through* a GPU or a NIC: hardware does not forward between its ports.
-// Across nodes, a GPU with several equally near NICs uses NIC (its index in the node +
+// Across nodes, a GPU pinned to a NIC (the topology's nic_binding) uses that one, however
+// far; otherwise a GPU with several equally near NICs uses NIC (its index in the node +
 // flow) mod their number, and at every switch with several equal-cost next hops the hop
 // is (hash(src NIC, dst NIC, hop) + flow) mod their number: consecutive flows of one pair
 // take different spines, and different pairs start at different spines, as ECMP hashing does.
