@@ -268,7 +268,9 @@ std::string XmlImporter::socket_links(const XmlElement& cpu, int cpus) {
     else gbps = 19.2, why = "Intel QPI at 9.6 GT/s: 19.2 GB/s per link (U)";
   } else if (arch == "x86_64" && vendor == "AuthenticAMD") {
     tier = "xgmi";
-    if ((family == 0x19 + 0x9F && model >= 0x10) || family > 0x19 + 0x9F)  // familyid = 0xF + ext << 4
+    // NCCL's familyid is CPUID's family 0xF plus its extended family << 4: 175 is AMD family
+    // 0x19 (EPYC 7003 below model 0x10, 9004 from it), 191 family 0x1A.
+    if ((family == 175 && model >= 0x10) || family > 175)
       gbps = 64, why = "AMD xGMI, 32 Gb/s x16: 64 GB/s per link (EPYC 9004; hardware.md §5, V; later EPYCs U)";
     else why = "AMD xGMI on EPYC 7002/7003: ~32 GB/s per link, as topologies/hgx-a100.yaml (U)";
   }
@@ -300,15 +302,15 @@ std::string XmlImporter::run(const XmlElement& system) {
   std::string out = fmt::format(
       "# Imported by `wiresim topo import` from {} (an NCCL topology dump, NCCL_TOPO_DUMP_FILE).\n"
       "# One node: {} GPUs, {} NICs, {} NUMA nodes, {} PCIe switches. A dump describes one host;\n"
-      "# for a cluster add `nodes:` and a `fabric:` (as cluster-h100-ib.yaml does) whose\n"
-      "# nic_link is the NICs' speed ({}).\n"
+      "# for a cluster add `nodes:` and a `fabric:` (as cluster-h100-ib.yaml does) with the\n"
+      "# NICs' speed: nic_link: {{bandwidth: {:.6g}Gb/s}}.\n"
       "# What the attributes mean is NCCL's (src/graph/xml.cc, topo.cc); rates per direction:\n"
       "#   GPU     sm {}: {} ({}){}\n"
       "#   PCIe    <pci link_speed x link_width>, after line encoding (shared/data/hardware.md §5)\n"
       "#   NVLink  <nvlink count> x {} per link (hardware.md §1); NVSwitch targets ({}) as one nvswitch\n"
       "#   Sockets {}\n"
       "#   Latency switch hop 115 ns (§5); root complex, NVLink and socket links placeholders (U)\n",
-      file_, gpus_.size(), nics_, cpus.size(), switches_, rate(fastest_nic_gbps_), gpus_.front().sm,
+      file_, gpus_.size(), nics_, cpus.size(), switches_, fastest_nic_gbps_ * 8, gpus_.front().sm,
       model.name, model.arch, options_.gpu_model ? ", given with --gpu-model" : ", from sm",
       options_.gpu_model ? model.nvlink : rate(gen.nvlink_gbps), kNvSwitchClass, socket);
   for (const auto& note : notes_) out += fmt::format("#   Note    {}\n", note);
