@@ -221,8 +221,10 @@ void XmlImporter::add_nvlinks(double per_link_gbps) {
     long to_switch = 0;
     for (const auto& c : gpus_[i].element->children) {
       if (c.name == "c2c") {
-        const long count = std::max(1L, number(c, "count", false).value_or(1));
-        const double gbps = static_cast<double>(*number(c, "bw", true)) / 1000;  // MB/s per link
+        const long count = number(c, "count", false).value_or(1), mbps = *number(c, "bw", true);
+        if (count < 1 || count > 1000 || mbps < 1)
+          fail(c, fmt::format("count={} bw={}; expected 1 to 1000 links of a positive MB/s", count, mbps));
+        const double gbps = static_cast<double>(mbps) / 1000;  // MB/s per link
         link(fmt::format("gpu[{}]", i), fmt::format("cpu[{}]", gpus_[i].cpu), "c2c", gbps, kNvlinkHop, count);
         continue;
       }

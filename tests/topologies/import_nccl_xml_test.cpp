@@ -2,9 +2,9 @@
 // devices, rates and nvidia-smi labels that a read of the dump by hand gives.
 #include <doctest/doctest.h>
 
-#include <fstream>
-#include <sstream>
+#include <algorithm>
 
+#include "input/file.h"
 #include "input/input_error.h"
 #include "topologies/builder.h"
 #include "topologies/describe.h"
@@ -16,13 +16,6 @@ using namespace wiresim::topo;
 
 namespace {
 
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 const std::string kData = WIRESIM_SOURCE_DIR "/tests/data/topo/";
 
 struct Imported {
@@ -31,7 +24,7 @@ struct Imported {
 };
 
 Imported import_file(const std::string& name, const ImportOptions& options = {}) {
-  const std::string text = read(kData + name);
+  const std::string text = wiresim::input::read_file(kData + name);
   REQUIRE(looks_like_nccl_xml(text));
   std::string yaml = import_nccl_xml(text, name, options);
   LinkGraph g = load_topology_text(yaml, name + ".yaml");
@@ -193,9 +186,32 @@ TEST_CASE("nested bridges, a Blackwell NVSwitch node, a device with no GPU or NI
   CHECK_THROWS_AS(import_nccl_xml(xml, "nested.xml", o), wiresim::input::InputError);
 }
 
+TEST_CASE("NVLink-C2C to the GPU's own CPU, an arm64 CPU") {
+  // <c2c bw count>: bw is MB/s per link (NCCL topo.cc: bw * count / 1000 GB/s), so 2 x 20000.
+  const std::string xml = R"(<system version="1">
+  <cpu numaid="0" arch="arm64">
+    <pci busid="0009:00:00.0" class="0x060400" link_speed="32.0 GT/s PCIe" link_width="16">
+      <pci busid="0009:01:00.0" class="0x030200" link_speed="32.0 GT/s PCIe" link_width="16">
+        <gpu dev="0" sm="90" rank="0" gdr="1"><c2c bw="20000" count="2"/></gpu>
+      </pci>
+    </pci>
+  </cpu>
+  <cpu numaid="1" arch="arm64"/>
+</system>)";
+  const LinkGraph g = load_topology_text(import_nccl_xml(xml, "c2c.xml", {}), "c2c.yaml");
+  const Link& c2c = link(g, "gpu0", "cpu0");
+  REQUIRE(c2c.tier == Tier::c2c);
+  CHECK(c2c.count == 2);
+  CHECK(c2c.bandwidth.count() == doctest::Approx(40e9));
+  // No inter-socket rate is known for arm64: the 32 GB/s placeholder, on the UPI tier.
+  CHECK(link(g, "cpu0", "cpu1").tier == Tier::upi);
+  CHECK(error_of("<system><cpu numaid=\"0\"><pci link_speed=\"8 GT/s\"><gpu sm=\"90\"><c2c bw=\"0\"/>"
+                 "</gpu></pci></cpu></system>").find("positive MB/s") != std::string::npos);
+}
+
 TEST_CASE("an NCCL dump is told from a matrix by content") {
   CHECK(looks_like_nccl_xml("<!-- a note -->\n<?xml version=\"1.0\"?>\n<system version=\"1\"/>"));
-  CHECK_FALSE(looks_like_nccl_xml(read(kData + "topo_h100_dgx_8gpu_13nic.txt")));
+  CHECK_FALSE(looks_like_nccl_xml(wiresim::input::read_file(kData + "topo_h100_dgx_8gpu_13nic.txt")));
   CHECK_FALSE(looks_like_nccl_xml("<graphs version=\"1\"/>"));
   CHECK_FALSE(looks_like_nccl_xml("<!-- unclosed comment"));
 }
