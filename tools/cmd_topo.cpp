@@ -1,4 +1,4 @@
-// wiresim topo show|matrix|dot TOPOLOGY.yaml [--set k=v]...; wiresim topo import MATRIX.txt
+// wiresim topo show|matrix|dot TOPOLOGY.yaml [--set k=v]...; wiresim topo import MATRIX.txt|DUMP.xml
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -11,6 +11,7 @@
 #include "topologies/builder.h"
 #include "topologies/describe.h"
 #include "topologies/import.h"
+#include "topologies/import_nccl_xml.h"
 #include "topologies/routes.h"
 
 namespace wiresim::tools {
@@ -36,7 +37,7 @@ CLI::App* add_view(CLI::App& topo, const std::shared_ptr<TopoArgs>& args, const 
 }
 
 void run_import(const TopoArgs& args) {
-  const topo::TopoMatrix matrix = topo::parse_topo_matrix(input::read_file(args.file), args.file);
+  const std::string text = input::read_file(args.file);
   topo::ImportOptions options;
   options.name = !args.name.empty() ? args.name
                  : std::filesystem::path(args.output.empty() ? args.file : args.output).stem().string();
@@ -45,7 +46,10 @@ void run_import(const TopoArgs& args) {
     auto [label, value] = topo::parse_link_override(l);
     options.links[label] = value;
   }
-  const std::string yaml = topo::import_topology(matrix, options);
+  // NCCL's dump (NCCL_TOPO_DUMP_FILE) is told from nvidia-smi's matrix by content.
+  const std::string yaml = topo::looks_like_nccl_xml(text)
+                               ? topo::import_nccl_xml(text, args.file, options)
+                               : topo::import_topology(topo::parse_topo_matrix(text, args.file), options);
   if (args.output.empty()) {
     fmt::print("{}", yaml);
     return;
@@ -57,7 +61,7 @@ void run_import(const TopoArgs& args) {
 }  // namespace
 
 void add_topo_command(CLI::App& app, int* exit_code) {
-  auto* topo = app.add_subcommand("topo", "inspect a topology, or import one from nvidia-smi topo -m");
+  auto* topo = app.add_subcommand("topo", "inspect a topology, or import one from nvidia-smi topo -m or an NCCL dump");
   topo->require_subcommand(1);
   auto args = std::make_shared<TopoArgs>();
   const auto load = [args] {
@@ -90,15 +94,19 @@ void add_topo_command(CLI::App& app, int* exit_code) {
         *exit_code = 0;
       });
 
-  auto* import = topo->add_subcommand("import", "turn an nvidia-smi topo -m output into a topology YAML file");
-  import->add_option("matrix", args->file, "text file with the output of nvidia-smi topo -m")->required();
+  auto* import = topo->add_subcommand(
+      "import", "turn an nvidia-smi topo -m output or an NCCL topology dump into a topology YAML file");
+  import->add_option("matrix", args->file,
+                     "text file with the output of nvidia-smi topo -m, or the XML NCCL writes with "
+                     "NCCL_TOPO_DUMP_FILE")->required();
   import->add_option("-o,--output", args->output, "YAML file to write (default: print it)");
   import->add_option("--name", args->name, "the topology's name (default: the output file's stem)");
   import->add_option("--gpu-model", args->gpu_model,
-                     "V100, A100, H100, H200, B200, L40S or unknown (default: guessed from the labels)");
+                     "V100, A100, H100, H200, B200, L40S or unknown (default: guessed from the labels, or "
+                     "from a dump's sm)");
   import->add_option("--link", args->links,
                      "rate and latency of the links behind a label, e.g. NV=25GB/s,250ns or "
-                     "PIX=31.5GB/s (labels NV, PIX, PXB, PHB, NODE, SYS; repeatable)")
+                     "PIX=31.5GB/s (labels NV, PIX, PXB, PHB, NODE, SYS; repeatable; matrices only)")
       ->type_name("LABEL=RATE[,LATENCY]");
   import->callback([=] {
     run_import(*args);

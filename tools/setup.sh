@@ -4,7 +4,7 @@ set -euo pipefail
 WIRESIM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 WIRESIM_BUILD=${WIRESIM_BUILD:-$WIRESIM_ROOT/build}
 WIRESIM_PACKAGES=(g++ cmake make pkg-config libyaml-cpp-dev libboost-graph-dev libeigen3-dev
-                  libspdlog-dev libfmt-dev libcli11-dev doctest-dev nlohmann-json3-dev
+                  libspdlog-dev libfmt-dev libcli11-dev doctest-dev nlohmann-json3-dev libexpat1-dev
                   libopenmpi-dev openmpi-bin)
 
 wiresim_install_packages() {

@@ -58,6 +58,18 @@ struct ImportOptions {
 // YAML text of a topology that prints `matrix` back; throws InputError at the first label
 // it cannot reproduce (labels that no tree of PCIe switches gives).
 std::string import_topology(const TopoMatrix& matrix, const ImportOptions& options);
+// What the importers assume of a GPU model (--gpu-model, or guessed): rates per direction.
+struct GpuModel {
+  const char* name;
+  const char* arch;
+  const char* memory;  // shared/data/hardware.md §4
+  const char* nvlink;  // per NVLink per direction, §1
+  const char* pcie;    // x16 per direction, raw after encoding, §5
+  bool multicast;      // NVSwitch with NVLS, §2
+};
+// The model of that name; throws InputError listing the known names when there is none.
+const GpuModel& gpu_model(const std::string& name);
+
 // Parses "NV=25GB/s,250ns", "PIX=31.5GB/s" or "SYS=,300ns" for ImportOptions::links;
 // throws InputError naming what is wrong.
 std::pair<std::string, LinkOverride> parse_link_override(const std::string& text);

@@ -15,15 +15,6 @@
 namespace wiresim::topo {
 namespace {
 
-struct GpuModel {
-  const char* name;
-  const char* arch;
-  const char* memory;  // shared/data/hardware.md §4
-  const char* nvlink;  // per NVLink per direction, §1
-  const char* pcie;    // x16 per direction, raw after encoding, §5
-  bool multicast;      // NVSwitch with NVLS, §2
-};
-
 // V100 (HBM2 900 GB/s, NVLink 2 at 25 GB/s per link, PCIe Gen3) is not in hardware.md: U.
 constexpr std::array<GpuModel, 7> kModels = {{
     {"V100", "volta", "900GB/s", "25GB/s", "15.75GB/s", false},
@@ -137,11 +128,7 @@ const GpuModel& Emitter::pick_model(bool switched, int uniform_nv, int max_nv, s
   } else {
     why = "nothing in the matrix tells; give --gpu-model";
   }
-  for (const auto& model : kModels)
-    if (name == model.name) return model;
-  std::string known;
-  for (const auto& model : kModels) known += (known.empty() ? "" : ", ") + std::string(model.name);
-  throw input::InputError(fmt::format("--gpu-model {}: unknown model; expected one of {}", name, known));
+  return gpu_model(name);
 }
 
 std::string Emitter::pcie_tree(int cpu, const std::vector<int>& members) {
@@ -267,6 +254,14 @@ void verify(const TopoMatrix& m, const std::string& yaml) {
 }
 
 }  // namespace
+
+const GpuModel& gpu_model(const std::string& name) {
+  for (const auto& model : kModels)
+    if (name == model.name) return model;
+  std::string known;
+  for (const auto& model : kModels) known += (known.empty() ? "" : ", ") + std::string(model.name);
+  throw input::InputError(fmt::format("--gpu-model {}: unknown model; expected one of {}", name, known));
+}
 
 std::string import_topology(const TopoMatrix& matrix, const ImportOptions& options) {
   std::string yaml = Emitter(matrix, options).run();
