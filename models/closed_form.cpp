@@ -25,6 +25,7 @@ std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& 
     offsets.push_back(static_cast<std::uint32_t>(route_links.size()));
     sim::BytesPerSec edge_cap = std::min(cap, e.cap);
     if (m.staged(b.gpu(e.from), b.gpu(e.to))) edge_cap = std::min(edge_cap, m.arch().shm_bandwidth * payload);
+    edge_cap = std::min(edge_cap, b.stream_cap(e.from, e.to));
     edge_cap = std::min(edge_cap, b.channel_cap(e.from, e.to));
     caps.push_back(edge_cap.is_unlimited() ? INFINITY : edge_cap.count() / payload);
   }

@@ -6,8 +6,8 @@
 
 namespace wiresim::models {
 
-Machine::Machine(const topo::LinkGraph& graph, const Params& params, bool p2p, Gdr gdr)
-    : graph_(graph), params_(params), router_(graph), links_(topo::link_specs(graph)), p2p_(p2p), gdr_(gdr) {
+Machine::Machine(const topo::LinkGraph& graph, const Params& params, Transports transports)
+    : graph_(graph), params_(params), router_(graph), links_(topo::link_specs(graph)), transports_(transports) {
   router_.set_pxn(true);
   if (!graph.gpus().empty()) arch_name_ = graph.device(graph.gpus().front()).arch;
   if (arch_name_.empty()) arch_name_ = "default";
@@ -40,14 +40,15 @@ bool Machine::staged(topo::DeviceId a, topo::DeviceId b) const {
   if (it == staged_pairs_.end()) {
     const bool no_peer_access = !graph_.device(a).peer_to_peer || !graph_.device(b).peer_to_peer;
     const bool staged =
-        (!p2p_ || no_peer_access || router_.transport(a, b) == topo::Transport::shm) && cpu_of(a).has_value();
+        (!transports_.p2p || no_peer_access || router_.transport(a, b) == topo::Transport::shm) && cpu_of(a).has_value();
     it = staged_pairs_.emplace(key, staged).first;
   }
   return it->second;
 }
 
 bool Machine::gdr(topo::DeviceId gpu, topo::DeviceId nic) const {
-  if (gdr_ != Gdr::automatic) return gdr_ == Gdr::on;
+  if (transports_.net == Net::socket) return false;   // sockets read and write host memory only
+  if (transports_.gdr != Gdr::automatic) return transports_.gdr == Gdr::on;
   const std::string label = router_.matrix_label(gpu, nic);
   if (label != "PHB" && label != "NODE" && label != "SYS") return true;   // PIX, PXB (or no PCIe label)
   // P2C: over C2C to the CPU, then PCIe to a NIC of that same CPU.
@@ -97,8 +98,8 @@ std::optional<std::vector<sim::LinkId>> Machine::bounced_route(std::span<const s
 }
 
 bool Machine::any_bounce() const {
-  if (gdr_ == Gdr::off) return true;
-  if (gdr_ == Gdr::on) return false;
+  if (transports_.net == Net::socket || transports_.gdr == Gdr::off) return true;
+  if (transports_.gdr == Gdr::on) return false;
   if (!any_bounce_) {
     any_bounce_ = false;
     for (auto g : graph_.gpus())
@@ -109,6 +110,7 @@ bool Machine::any_bounce() const {
 }
 
 std::string Machine::Exchange::name() const {
+  if (transport == topo::Transport::net && socket) return "NET/Socket";
   if (transport == topo::Transport::net && via_host) return "NET via host memory";
   return std::string(topo::to_string(transport));
 }
@@ -120,7 +122,17 @@ Machine::Exchange Machine::exchange(topo::DeviceId a, topo::DeviceId b) const {
   // route() decides, per pair, whether a side lacks GDR (its route may cross the same links
   // as the direct one: a NIC across the socket link is reached through the CPU either way).
   route(a, b);
-  return {t, net_routes_.at(std::make_tuple(a, b, std::uint32_t{0})).via_host};
+  return {t, net_routes_.at(std::make_tuple(a, b, std::uint32_t{0})).via_host, transports_.net == Net::socket};
+}
+
+sim::BytesPerSec Machine::stream_cap(topo::DeviceId a, topo::DeviceId b) const {
+  if (transports_.net == Net::socket && node_of(a) != node_of(b)) return params_.net_socket.stream_bandwidth;
+  return sim::BytesPerSec::unlimited();
+}
+
+sim::Seconds Machine::step_extra(topo::DeviceId a, topo::DeviceId b) const {
+  if (transports_.net == Net::socket && node_of(a) != node_of(b)) return params_.net_socket.step_extra;
+  return sim::Seconds{0.0};
 }
 
 std::span<const sim::LinkId> Machine::route(topo::DeviceId a, topo::DeviceId b, std::uint32_t flow) const {

@@ -43,9 +43,24 @@ namespace wiresim::models {
 // receiver), over the PCIe uplinks and any socket link between.
 enum class Gdr { automatic, on, off };
 
+// NCCL's network transport: NET/IB (verbs: InfiniBand or RoCE, with GPUDirect RDMA where Gdr
+// allows) or NET/Socket (kernel TCP, NCCL_IB_DISABLE=1 or no RDMA NIC). Sockets move host
+// memory only (NVIDIA/nccl src/transport/net_socket.cc: ptrSupport = NCCL_PTR_HOST), so every
+// NET byte is staged through the GPU's CPU as with GDR off; each connection (a channel's send
+// to a peer: one socket by default, the proxy thread driving it) moves at most
+// Params::net_socket.stream_bandwidth, and each step pays net_socket.step_extra.
+enum class Net { ib, socket };
+
+// The transports as NCCL's environment sets them.
+struct Transports {
+  bool p2p = true;             // NCCL_P2P_DISABLE=0
+  Gdr gdr = Gdr::automatic;    // NCCL_NET_GDR_LEVEL
+  Net net = Net::ib;           // NET/IB, or NET/Socket
+};
+
 class Machine {
  public:
-  Machine(const topo::LinkGraph& graph, const Params& params, bool p2p = true, Gdr gdr = Gdr::automatic);
+  Machine(const topo::LinkGraph& graph, const Params& params, Transports transports = {});
 
   const topo::LinkGraph& graph() const { return graph_; }
   const topo::Router& router() const { return router_; }
@@ -55,8 +70,10 @@ class Machine {
   const ArchParams& arch() const { return params_.arch(arch_name_); }
 
   std::span<const sim::LinkId> route(topo::DeviceId a, topo::DeviceId b, std::uint32_t flow = 0) const;
-  bool p2p() const { return p2p_; }
-  Gdr gdr() const { return gdr_; }
+  bool p2p() const { return transports_.p2p; }
+  Gdr gdr() const { return transports_.gdr; }
+  Net net() const { return transports_.net; }
+  const Transports& transports() const { return transports_; }
   // Whether `gpu` sends to or receives from `nic` with GPUDirect RDMA (see Gdr).
   bool gdr(topo::DeviceId gpu, topo::DeviceId nic) const;
   // How two GPUs exchange as the model runs them: the transport (SHM where the pair is staged,
@@ -65,13 +82,19 @@ class Machine {
   struct Exchange {
     topo::Transport transport;
     bool via_host = false;
-    // "P2P/NVLink", "P2P/PCIe", "SHM", "NET", or "NET via host memory"
+    bool socket = false;   // NET/Socket
+    // "P2P/NVLink", "P2P/PCIe", "SHM", "NET", "NET via host memory" or "NET/Socket"
     std::string name() const;
   };
   Exchange exchange(topo::DeviceId a, topo::DeviceId b) const;
   // Whether a transfer between two GPUs of one node is staged through host memory (P2P off,
   // or a PHB/NODE/SYS pair).
   bool staged(topo::DeviceId a, topo::DeviceId b) const;
+  // What one channel's connection between two GPUs may move per second (payload), whatever
+  // the links allow: the socket's stream rate across nodes under NET/Socket, else unlimited.
+  sim::BytesPerSec stream_cap(topo::DeviceId a, topo::DeviceId b) const;
+  // What each step between them costs beyond the latency table: NET/Socket's extra.
+  sim::Seconds step_extra(topo::DeviceId a, topo::DeviceId b) const;
   sim::BytesPerSec rate(std::span<const sim::LinkId> route) const;   // min capacity
   sim::Seconds wire_latency(std::span<const sim::LinkId> route) const;
   TierClass tier_class(std::span<const sim::LinkId> route) const;    // slowest class crossed
@@ -94,8 +117,7 @@ class Machine {
   topo::Router router_;
   std::string arch_name_;
   std::vector<sim::LinkSpec> links_;
-  bool p2p_ = true;
-  Gdr gdr_ = Gdr::automatic;
+  Transports transports_;
   std::optional<topo::DeviceId> cpu_of(topo::DeviceId gpu) const;
   // The route between nodes with each side without GDR detoured through its GPU's socket;
   // nullopt when both sides use GDR.

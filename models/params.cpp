@@ -150,7 +150,7 @@ Params parse_params(std::string_view yaml_text, const std::string& source) {
   const Reader r;
   const Value root = input::read_yaml_text(std::string(yaml_text), source);
   r.only_keys(root, {"protocols", "ring_simple_chunk_steps", "nvls_chunk", "p2p_chunk", "latency",
-                     "architectures", "host_launch"}, "parameters");
+                     "architectures", "host_launch", "net_socket"}, "parameters");
   Params p;
   p.source = source;
   const auto& protos = r.need(root, "protocols", "parameters");
@@ -173,6 +173,17 @@ Params parse_params(std::string_view yaml_text, const std::string& source) {
   if (const Value* v = input::find(root, "host_launch")) {
     p.host_launch = r.scalar<sim::Seconds>(*v, time_of, "host_launch");
     if (p.host_launch.count() < 0.0 || p.host_launch.count() > 1e-3) r.fail(*v, "host_launch: expected 0 to 1ms");
+  }
+  if (const Value* v = input::find(root, "net_socket")) {
+    r.only_keys(*v, {"stream_bandwidth", "step_extra"}, "net_socket");
+    p.net_socket.stream_bandwidth =
+        r.scalar<sim::BytesPerSec>(r.need(*v, "stream_bandwidth", "net_socket"), rate_of, "net_socket.stream_bandwidth");
+    if (p.net_socket.stream_bandwidth.count() <= 0.0)
+      r.fail(r.need(*v, "stream_bandwidth", "net_socket"), "net_socket.stream_bandwidth: expected a positive rate");
+    const Value& extra = r.need(*v, "step_extra", "net_socket");
+    p.net_socket.step_extra = r.scalar<sim::Seconds>(extra, time_of, "net_socket.step_extra");
+    if (p.net_socket.step_extra.count() < 0.0 || p.net_socket.step_extra.count() > 1e-2)
+      r.fail(extra, "net_socket.step_extra: expected 0 to 10ms");
   }
   p.ring_simple_chunk_steps =
       r.count(r.need(root, "ring_simple_chunk_steps", "parameters"), "ring_simple_chunk_steps", 1, 1024);

@@ -78,6 +78,13 @@ struct Params {
   // GPUs (nccl-tests -g G) cannot issue collectives faster than one per G x host_launch, so
   // back-to-back collectives take at least that long each.
   sim::Seconds host_launch{0.0};
+  // NET/Socket (NCCL_IB_DISABLE=1, or no RDMA NIC): kernel TCP through host memory. What one
+  // connection (a channel's send to a peer; one socket, NCCL's default) moves per second, and
+  // what each of its steps costs beyond an RDMA step (the system calls and the kernel's copies).
+  struct NetSocket {
+    sim::BytesPerSec stream_bandwidth = sim::BytesPerSec::unlimited();
+    sim::Seconds step_extra{0.0};
+  } net_socket;
   std::string source;
 
   const ProtocolParams& protocol(Protocol p) const { return protocols[static_cast<int>(p)]; }

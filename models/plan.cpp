@@ -154,6 +154,7 @@ sim::Seconds PlanBuilder::step_latency(int from, int to) const {
   if (descriptor(choice_.algorithm).nvlink_step_at_launch && tier == TierClass::nvlink) return wire;
   sim::Seconds step = machine_.params().step_latency(choice_.algorithm, choice_.protocol, tier);
   if (tier == TierClass::nvlink) step += machine_.arch().nvlink_step_extra;
+  step += machine_.step_extra(gpu(from), gpu(to));
   return std::max(step, wire);
 }
 
@@ -180,6 +181,11 @@ sim::BytesPerSec PlanBuilder::channel_cap(int from, int to) const {
   return bw * (nvlink_channels_ * protocol().payload);
 }
 
+sim::BytesPerSec PlanBuilder::stream_cap(int from, int to) const {
+  const sim::BytesPerSec stream = machine_.stream_cap(gpu(from), gpu(to));
+  return stream.is_unlimited() ? stream : stream * (channels_per_send() * protocol().payload);
+}
+
 sim::BytesPerSec PlanBuilder::p2p_cap(int from, int to, double channels) const {
   const sim::BytesPerSec bw = machine_.arch().p2p_channel_bw;
   if (bw.is_unlimited() || machine_.staged(gpu(from), gpu(to)) ||
@@ -204,6 +210,7 @@ const PlanBuilder::Hop& PlanBuilder::hop(int from, int to, std::uint32_t flow) {
   h.route = plan_.dag.add_route(machine_.route(gpu(from), gpu(to), flow));
   h.step_latency = step_latency(from, to);
   h.staged = machine_.staged(gpu(from), gpu(to));
+  h.stream = machine_.stream_cap(gpu(from), gpu(to));
   h.nvlink = machine_.tier_class(machine_.route(gpu(from), gpu(to), flow)) == TierClass::nvlink;
   last = *hops_.emplace(key, h).first;
   return last.second;
@@ -214,8 +221,10 @@ PlanBuilder::Sent PlanBuilder::send(int from, int to, sim::Bytes payload,
                                     sim::LabelId label, sim::BytesPerSec cap, bool reduce,
                                     sim::Seconds extra_arrival, int merged) {
   const Hop& h = hop(from, to, flow);
-  // Host memory moves wire bytes (LL's flags included): the SHM rate caps the wire.
+  // Host memory and sockets move wire bytes (LL's flags included): the SHM or socket rate
+  // caps the wire.
   if (h.staged) cap = std::min(cap, machine_.arch().shm_bandwidth * protocol().payload);
+  if (!h.stream.is_unlimited()) cap = std::min(cap, h.stream * (channels_per_send() * protocol().payload));
   if (h.nvlink && nvlink_channels_ > 0.0 && !machine_.arch().channel_bw.is_unlimited())
     cap = std::min(cap, machine_.arch().channel_bw * (nvlink_channels_ * protocol().payload));
   const sim::Bytes wire = payload / protocol().payload;

@@ -154,15 +154,20 @@ class PlanBuilder {
   // The payload rate cap of `channels` point-to-point channels between these ranks over
   // NVLink-class links (p2p_channel_bw each); unlimited over other links.
   sim::BytesPerSec p2p_cap(int from, int to, double channels) const;
+  // Under NET/Socket, what a send between nodes may move: one socket stream per channel it
+  // stands for (cap_nvlink_channels), payload; unlimited otherwise.
+  sim::BytesPerSec stream_cap(int from, int to) const;
   sim::TransferDag& dag() { return plan_.dag; }
 
  private:
   // What every send from `from` to `to` on ECMP path `flow` shares, worked out on the first
-  // such send: its route, interned in the DAG, its step latency and whether it is staged.
+  // such send: its route, interned in the DAG, its step latency, whether it is staged and
+  // its socket stream cap per channel (Machine::stream_cap).
   struct Hop {
     sim::RouteId route = 0;
     sim::Seconds step_latency;
     bool staged = false;
+    sim::BytesPerSec stream = sim::BytesPerSec::unlimited();
     bool nvlink = false;   // the route's tier class is NVLink (ring/tree channel caps apply)
   };
   struct HopKey {
@@ -188,6 +193,7 @@ class PlanBuilder {
   sim::NodeId launch_ = kNoNode;
   sim::BytesPerSec memory_bandwidth_;
   double nvlink_channels_ = 0.0;
+  double channels_per_send() const { return nvlink_channels_ > 0.0 ? nvlink_channels_ : 1.0; }
   std::unordered_map<HopKey, Hop, HopHash> hops_;
   // The last hop each rank sent on: a ring or chain sends on the same one again and again.
   std::vector<std::pair<HopKey, Hop>> last_hop_;

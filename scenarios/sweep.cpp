@@ -124,7 +124,7 @@ SweepResult run_sweep(const SweepSpec& spec, const models::Machine& machine, int
   const CommCost& comm = cost ? *cost : simulate;
   const auto worker = [&] {
     // A machine per thread: its route caches are its own.
-    const models::Machine local(graph, machine.params(), machine.p2p());
+    const models::Machine local(graph, machine.params(), machine.transports());
     for (std::size_t i; (i = next.fetch_add(1)) < layouts.size();) {
       Scenario s;
       s.name = layout_name(layouts[i]);

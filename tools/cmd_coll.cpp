@@ -262,7 +262,7 @@ void print_table(const CollOptions& o, const models::Machine& machine, const mod
   fmt::print("# sizes are nccl-tests sizes; GB/s = 1e9 B/s; busbw = algbw x {}\n",
              input::bus_factor_formula(problem.op));
   if (!overlay_note.empty()) fmt::print("# overlay {}\n", overlay_note);
-  if (const std::string note = transport_note(machine.p2p(), machine.gdr()); !note.empty()) fmt::print("# {}\n", note);
+  if (const std::string note = transport_note(machine.transports()); !note.empty()) fmt::print("# {}\n", note);
   if (!faults_note.empty()) fmt::print("# faults: {}\n", faults_note);
   if (o.explain) print_transports(machine, problem);
   const bool rooted = input::rooted(problem.op);
@@ -335,6 +335,7 @@ void print_json(const CollOptions& o, const models::Machine& machine, const mode
   if (!overlay_note.empty()) out["overlay"] = overlay_note;
   if (!machine.p2p()) out["p2p"] = false;
   if (machine.gdr() != models::Gdr::automatic) out["gdr"] = machine.gdr() == models::Gdr::on ? "on" : "off";
+  if (machine.net() == models::Net::socket) out["net"] = "socket";
   if (!faults_note.empty()) out["faults"] = faults_note;
   out["units"] = {{"time", "us"}, {"bandwidth", "GB/s (1e9 B/s)"}, {"size", "B"}};
   auto& results = out["results"] = nlohmann::ordered_json::array();

@@ -186,7 +186,7 @@ int run(const RunOptions& o) {
   machine_options.degrade.insert(machine_options.degrade.begin(), s.degrade.begin(), s.degrade.end());
   const MachineInput input = load_machine_input(machine_options, s.topology, s.set);
   overlay_note = input.overlay;
-  transport = transport_note(input.p2p, input.gdr);
+  transport = transport_note(input.transports);
   if (!input.faults.empty()) transport += (transport.empty() ? "faults: " : "; faults: ") + input.faults;
   if (!overlay_note.empty() && o.format == "csv") fmt::print(stderr, "# overlay {}\n", overlay_note);
   const topo::LinkGraph& graph = input.graph;

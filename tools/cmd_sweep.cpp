@@ -151,7 +151,7 @@ int sweep(const SweepOptions& o) {
     out["gpus"] = spec.gpus;
     out["objective"] = o.objective;
     if (!input.overlay.empty()) out["overlay"] = input.overlay;
-    if (!input.p2p) out["p2p"] = false;
+    if (!input.transports.p2p) out["p2p"] = false;
     out["micro_batches"] = o.micro_batches == "auto" ? nlohmann::ordered_json("auto")
                                                      : nlohmann::ordered_json(spec.workload.micro_batches);
     auto& arr = out["layouts"] = nlohmann::ordered_json::array();
@@ -178,7 +178,7 @@ int sweep(const SweepOptions& o) {
                : spec.workload.micro_batches > 1 ? fmt::format(", {} micro-batches", spec.workload.micro_batches)
                                                  : std::string());
     if (!input.overlay.empty()) fmt::print("# overlay {}\n", input.overlay);
-    if (const std::string note = transport_note(input.p2p, input.gdr); !note.empty()) fmt::print("# {}\n", note);
+    if (const std::string note = transport_note(input.transports); !note.empty()) fmt::print("# {}\n", note);
     if (!input.faults.empty()) fmt::print("# faults: {}\n", input.faults);
     if (counts.too_big > 0)
       fmt::print("# {} more layouts left out: their weights, KV cache and activations exceed {:.0f}% of {:.0f} GB per GPU "

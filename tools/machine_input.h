@@ -37,6 +37,7 @@ struct MachineOptions {
   std::string overlay;
   std::string p2p = "on";
   std::string gdr = "auto";
+  std::string net = "ib";
   std::vector<std::string> fail;
   std::vector<std::string> degrade;
   std::string max_memory = "8GiB";
@@ -68,6 +69,9 @@ inline void add_machine_options(CLI::App* cmd, MachineOptions& o, const MachineO
     cmd->add_option("--gdr", o.gdr,
                     "GPUDirect RDMA: auto (default, NCCL's rule: GPU and NIC within PXB or P2C), on, or off (NET data "
                     "staged through host memory)");
+    cmd->add_option("--net", o.net,
+                    "NCCL's network transport: ib (default: NET/IB, InfiniBand or RoCE verbs) or socket (NET/Socket, "
+                    "kernel TCP through host memory, as NCCL_IB_DISABLE=1)");
   }
   cmd->add_option("--params", o.params, "model parameter file replacing the built-in models/params.yaml");
   if (set.overlay)
@@ -92,6 +96,13 @@ inline models::Gdr parse_gdr(const std::string& text) {
   throw input::InputError(fmt::format("--gdr: expected auto, on or off, got '{}'", text));
 }
 
+// --net ib|socket (models::Net).
+inline models::Net parse_net(const std::string& text) {
+  if (text == "ib") return models::Net::ib;
+  if (text == "socket") return models::Net::socket;
+  throw input::InputError(fmt::format("--net: expected ib or socket, got '{}'", text));
+}
+
 // --params, or the built-in parameters (before any overlay).
 inline models::Params base_params(const MachineOptions& o) {
   return o.params.empty() ? models::default_params() : models::load_params(o.params);
@@ -102,8 +113,7 @@ inline models::Params base_params(const MachineOptions& o) {
 struct MachineInput {
   topo::LinkGraph graph;
   models::Params params;
-  bool p2p = true;
-  models::Gdr gdr = models::Gdr::automatic;
+  models::Transports transports;
   models::Limits limits;
   std::vector<calibrate::AppliedTier> applied;   // what the overlay changed
   std::string overlay;                           // one line naming the overlay; empty: none
@@ -112,7 +122,7 @@ struct MachineInput {
   std::string faults;                            // one line naming --fail/--degrade; empty: none
 
   // The machine to run on; it refers to this input's graph and parameters.
-  models::Machine machine() const { return models::Machine(graph, params, p2p, gdr); }
+  models::Machine machine() const { return models::Machine(graph, params, transports); }
 };
 
 // `topology` and `overrides` are the command's resolved ones (a scenario may name them).
@@ -120,8 +130,7 @@ inline MachineInput load_machine_input(const MachineOptions& o, const std::strin
                                        const topo::Overrides& overrides) {
   MachineInput in{topo::load_topology(topology, overrides),
                   base_params(o),
-                  parse_p2p(o.p2p),
-                  parse_gdr(o.gdr),
+                  {parse_p2p(o.p2p), parse_gdr(o.gdr), parse_net(o.net)},
                   {models::parse_max_memory(o.max_memory), models::parse_max_events(o.max_events)},
                   {}, {}, {}, o.overlay, {}};
   print_warnings(in.graph.warnings);
@@ -138,13 +147,17 @@ inline MachineInput load_machine_input(const MachineOptions& o, const std::strin
 }
 
 // One line for the outputs when the transport is not NCCL's default; empty otherwise.
-inline std::string transport_note(bool p2p, models::Gdr gdr = models::Gdr::automatic) {
+inline std::string transport_note(const models::Transports& t) {
   std::string note;
-  if (!p2p) note = "transport: --p2p off (NCCL_P2P_DISABLE=1): GPUs of a node exchange through host memory";
-  if (gdr != models::Gdr::automatic)
-    note += fmt::format("{}--gdr {}: {}", note.empty() ? "transport: " : "; ", gdr == models::Gdr::on ? "on" : "off",
-                        gdr == models::Gdr::on ? "GPUDirect RDMA for every GPU-NIC pair"
-                                               : "no GPUDirect RDMA: NET data staged through host memory");
+  const auto add = [&](const std::string& part) { note += (note.empty() ? "transport: " : "; ") + part; };
+  if (!t.p2p) add("--p2p off (NCCL_P2P_DISABLE=1): GPUs of a node exchange through host memory");
+  if (t.gdr != models::Gdr::automatic)
+    add(fmt::format("--gdr {}: {}", t.gdr == models::Gdr::on ? "on" : "off",
+                    t.gdr == models::Gdr::on ? "GPUDirect RDMA for every GPU-NIC pair"
+                                             : "no GPUDirect RDMA: NET data staged through host memory"));
+  if (t.net == models::Net::socket)
+    add("--net socket (NET/Socket, NCCL_IB_DISABLE=1): kernel TCP through host memory, one socket per connection "
+        "(see models/params.yaml net_socket)");
   return note;
 }
 
@@ -154,7 +167,7 @@ inline std::string transport_note(bool p2p, models::Gdr gdr = models::Gdr::autom
 class PredictionBands {
  public:
   PredictionBands(const MachineInput& in, const std::vector<topo::DeviceId>& ranks)
-      : in_(in), hw_class_(accuracy::hardware_class(in.graph, ranks, in.p2p)) {}
+      : in_(in), hw_class_(accuracy::hardware_class(in.graph, ranks, in.transports.p2p)) {}
   accuracy::Band at(double size_bytes) const {
     if (in_.overlay_error) return accuracy::overlay_band(*in_.overlay_error, in_.overlay_path);
     return accuracy::shipped_bands().at(hw_class_, size_bytes);

@@ -6,8 +6,16 @@ render_report() {
     local sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     echo "installing chromium for the report test" >&2
-    $sudo apt-get update -q >/dev/null
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends chromium >/dev/null
+    # Two report tests may start at once on a fresh machine (ctest -j2): one installs, the
+    # other waits on the lock and then finds chromium there.
+    (
+      flock 9
+      if ! command -v chromium >/dev/null 2>&1; then
+        $sudo apt-get update -q >/dev/null
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q -o DPkg::Lock::Timeout=600 \
+          --no-install-recommends chromium >/dev/null
+      fi
+    ) 9>"${TMPDIR:-/tmp}/wiresim-chromium-install.lock"
   fi
   chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
     --disable-background-networking --disable-component-update --disable-sync \
