@@ -199,4 +199,23 @@ const std::vector<std::vector<int>>& Machine::mesh_rings(const std::vector<topo:
   return it->second;
 }
 
+std::optional<bool> parse_p2p(std::string_view s) {
+  if (s == "on") return true;
+  if (s == "off") return false;
+  return std::nullopt;
+}
+
+std::optional<Gdr> parse_gdr(std::string_view s) {
+  if (s == "auto") return Gdr::automatic;
+  if (s == "on") return Gdr::on;
+  if (s == "off") return Gdr::off;
+  return std::nullopt;
+}
+
+std::optional<Net> parse_net(std::string_view s) {
+  if (s == "ib") return Net::ib;
+  if (s == "socket") return Net::socket;
+  return std::nullopt;
+}
+
 }  // namespace wiresim::models

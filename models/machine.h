@@ -23,6 +23,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -57,6 +58,12 @@ struct Transports {
   Gdr gdr = Gdr::automatic;    // NCCL_NET_GDR_LEVEL
   Net net = Net::ib;           // NET/IB, or NET/Socket
 };
+
+// The knobs as the command line (--p2p, --gdr, --net) and scenario files (`transport:`) spell
+// them: on|off, auto|on|off, ib|socket; nullopt for anything else.
+std::optional<bool> parse_p2p(std::string_view s);
+std::optional<Gdr> parse_gdr(std::string_view s);
+std::optional<Net> parse_net(std::string_view s);
 
 class Machine {
  public:

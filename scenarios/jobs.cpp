@@ -19,7 +19,7 @@ namespace {
 
 using input::Value;
 
-constexpr std::array<std::string_view, 6> kTopKeys{"name", "description", "topology", "set", "faults", "jobs"};
+constexpr std::array<std::string_view, 7> kTopKeys{"name", "description", "topology", "set", "faults", "transport", "jobs"};
 constexpr std::array<std::string_view, 5> kJobKeys{"name", "scenario", "nodes", "gpus", "start"};
 
 std::vector<int> indices(const Value& v, const std::string& path) {
@@ -66,6 +66,7 @@ JobsSpec load_jobs(const std::string& path, const std::map<std::string, std::str
   spec.topology = std::move(head.topology);
   spec.set = std::move(head.set);
   if (const Value* f = input::find(doc, "faults")) read_faults(*f, spec.fail, spec.degrade);
+  if (const Value* t = input::find(doc, "transport")) read_transports(*t, spec.transports);
   const Value& jobs = input::require(doc, "jobs", "");
   input::require_sequence(jobs, "jobs");
   if (jobs.items.empty()) input::fail(jobs, "jobs: expected at least one job");

@@ -12,8 +12,8 @@
 //     - {name: b, scenario: ../llama70b-2node-tp16.yaml, nodes: [1, 3], start: 100us}
 // A job names its GPUs by node (every GPU of each node, node after node) or by index in
 // topology order (`gpus:`); its ranks fill them in that order (the scenario's placement is
-// replaced). Its scenario's own topology and faults are not read; the file may have a
-// `faults:` section of its own (scenario.h). Jobs may not share a GPU.
+// replaced). Its scenario's own topology, faults and transport are not read; the file may have
+// `faults:` and `transport:` sections of its own (scenario.h). Jobs may not share a GPU.
 //
 //   const JobsSpec spec = load_jobs("scenarios/jobs/two-tp16-prefill.yaml");
 //   const topo::LinkGraph g = topo::load_topology(spec.topology, spec.set);
@@ -48,6 +48,7 @@ struct JobsSpec {
   std::map<std::string, std::string> set;  // topology overrides
   std::vector<std::string> fail;           // `faults:` as in a scenario (its jobs' own are not read)
   std::vector<std::string> degrade;
+  models::Transports transports;           // `transport:` as in a scenario (its jobs' own are not read)
   std::vector<Job> jobs;
 };
 

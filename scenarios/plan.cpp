@@ -72,7 +72,7 @@ PlanResult run_plan(const PlanSpec& spec, const topo::Catalog& catalog, const mo
     topo::Overrides overrides;
     if (const std::string p = size_parameter(*e); !p.empty()) overrides[p] = std::to_string(spec.nodes);
     const topo::LinkGraph graph = topo::load_topology(e->topology_path, overrides);
-    const models::Machine machine(graph, params);
+    const models::Machine machine(graph, params, spec.transports);
     const int system_gpus = static_cast<int>(graph.gpus().size());
     if (progress) progress(fmt::format("{} ({} GPUs)", e->name, system_gpus));
     for (int g = 1; g <= std::min(system_gpus, spec.max_gpus); g *= 2) {

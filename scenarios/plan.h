@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "models/limits.h"
+#include "models/machine.h"
 #include "models/params.h"
 #include "scenarios/comm_cost.h"
 #include "scenarios/scenario.h"
@@ -56,6 +57,7 @@ struct PlanSpec {
   int max_gpus = 64;
   Efficiency efficiency;
   models::Limits limits;
+  models::Transports transports;             // NCCL's transport knobs, on every system alike
 };
 
 struct Plan {

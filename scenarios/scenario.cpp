@@ -19,10 +19,11 @@ namespace {
 
 using input::Value;
 
-constexpr std::array<std::string_view, 11> kTopKeys{"name",    "description", "topology",  "set",
-                                                    "model",   "workload",    "layout",    "compute",
-                                                    "algorithm", "protocol",  "faults"};
+constexpr std::array<std::string_view, 12> kTopKeys{"name",      "description", "topology", "set",
+                                                    "model",     "workload",    "layout",   "compute",
+                                                    "algorithm", "protocol",    "faults",   "transport"};
 constexpr std::array<std::string_view, 2> kFaultKeys{"fail", "degrade"};
+constexpr std::array<std::string_view, 3> kTransportKeys{"p2p", "gdr", "net"};
 constexpr std::array<std::string_view, 15> kModelKeys{
     "name",       "hidden",    "layers",       "heads",          "kv_heads",          "ffn",    "dtype",  "experts",
     "top_k",      "expert_ffn", "moe_every",   "dense_layers",   "shared_experts",    "kv_bytes_per_token", "routing"};
@@ -201,6 +202,22 @@ void read_faults(const Value& v, std::vector<std::string>& fail, std::vector<std
   if (const Value* d = input::find(v, "degrade")) patterns(*d, "faults.degrade", degrade);
 }
 
+void read_transports(const Value& v, models::Transports& out) {
+  input::require_map(v, "transport");
+  input::check_keys(v, kTransportKeys, "transport");
+  const auto knob = [&](const char* key, const char* expected, auto parse, auto& field) {
+    const Value* k = input::find(v, key);
+    if (!k) return;
+    const std::string text = input::as_string(*k, std::string("transport.") + key);
+    const auto parsed = parse(text);
+    if (!parsed) input::fail(*k, fmt::format("transport.{}: expected {}, got '{}'", key, expected, text));
+    field = *parsed;
+  };
+  knob("p2p", "on or off", models::parse_p2p, out.p2p);
+  knob("gdr", "auto, on or off", models::parse_gdr, out.gdr);
+  knob("net", "ib or socket", models::parse_net, out.net);
+}
+
 Scenario load_scenario(const std::string& path, const std::map<std::string, std::string>& overrides) {
   const Value doc = input::read_document(path, overrides);
   input::require_map(doc, "scenario");
@@ -280,6 +297,7 @@ Scenario load_scenario(const std::string& path, const std::map<std::string, std:
     }
   }
   if (const Value* f = input::find(doc, "faults")) read_faults(*f, s.fail, s.degrade);
+  if (const Value* t = input::find(doc, "transport")) read_transports(*t, s.transports);
   // What can be checked without the topology (the GPU count comes with it).
   if (auto why = layout_problem(s.model, s.layout, 1 << 30))
     input::fail(input::require(doc, "layout", ""), "layout: " + *why);

@@ -14,6 +14,7 @@
 
 #include "input/yaml.h"
 #include "models/collective.h"
+#include "models/machine.h"
 #include "sim/units.h"
 
 namespace wiresim::scenarios {
@@ -111,6 +112,9 @@ struct Scenario {
   // --fail and --degrade options take them (topologies/faults.h); the commands add theirs.
   std::vector<std::string> fail;
   std::vector<std::string> degrade;
+  // `transport: {p2p: on|off, gdr: auto|on|off, net: ib|socket}`: NCCL's transport knobs
+  // (models::Transports; absent keys keep NCCL's defaults); --p2p, --gdr and --net win.
+  models::Transports transports;
 };
 
 // The head that scenario and jobs files share: `name:` (default: the file's stem),
@@ -125,6 +129,9 @@ FileHead read_head(const input::Value& doc, const std::string& path);
 // Reads a `faults:` mapping (fail: and degrade:, each a pattern or a list of them) into
 // `fail` and `degrade`; shared by scenario and jobs files.
 void read_faults(const input::Value& v, std::vector<std::string>& fail, std::vector<std::string>& degrade);
+
+// Reads a `transport:` mapping (p2p, gdr, net) over `out`; shared by scenario and jobs files.
+void read_transports(const input::Value& v, models::Transports& out);
 
 // Throws input::InputError at file:line:column for anything unknown, missing or invalid
 // (a layout that does not divide the heads, layers or experts, say).

@@ -32,11 +32,11 @@ int jobs(const JobsOptions& o) {
   scenarios::JobsSpec spec = scenarios::load_jobs(o.file);
   if (!o.topo.empty()) spec.topology = o.topo;
   for (const auto& [k, v] : topo::parse_overrides(o.settings)) spec.set[k] = v;
-  // The file's faults, then the command line's.
+  // The file's faults, then the command line's; its transport, unless the command line names one.
   MachineOptions machine_options = o;
   machine_options.fail.insert(machine_options.fail.begin(), spec.fail.begin(), spec.fail.end());
   machine_options.degrade.insert(machine_options.degrade.begin(), spec.degrade.begin(), spec.degrade.end());
-  const MachineInput input = load_machine_input(machine_options, spec.topology, spec.set);
+  const MachineInput input = load_machine_input(machine_options, spec.topology, spec.set, spec.transports);
   const models::Machine machine = input.machine();
   const scenarios::SimulatedComm simulated;
   const scenarios::ClosedFormComm closed_form;
@@ -48,6 +48,7 @@ int jobs(const JobsOptions& o) {
     out["jobs_file"] = spec.file;
     out["topology"] = spec.topology;
     out["model"] = o.method;
+    if (const std::string t = transport_note(input.transports); !t.empty()) out["transport"] = t;
     out["makespan_ms"] = r.makespan.ms();
     auto& jobs = out["jobs"] = nlohmann::ordered_json::array();
     for (const auto& j : r.jobs)
@@ -63,8 +64,9 @@ int jobs(const JobsOptions& o) {
     fmt::print("{}\n", out.dump(2));
     return 0;
   }
-  fmt::print("# wiresim jobs {} on {}: {} jobs, model {}{}\n", spec.file, spec.topology, r.jobs.size(), o.method,
-             input.faults.empty() ? "" : "; faults: " + input.faults);
+  const std::string transport = transport_note(input.transports);
+  fmt::print("# wiresim jobs {} on {}: {} jobs, model {}{}{}\n", spec.file, spec.topology, r.jobs.size(), o.method,
+             input.faults.empty() ? "" : "; faults: " + input.faults, transport.empty() ? "" : "; " + transport);
   fmt::print("{:<16} {:>6} {:>10} {:>12} {:>14} {:>9}\n", "job", "GPUs", "start(ms)", "alone(ms)", "together(ms)",
              "slowdown");
   for (const auto& j : r.jobs)

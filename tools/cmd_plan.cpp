@@ -109,6 +109,8 @@ int plan(const PlanOptions& o) {
   spec.max_gpus = o.max_gpus;
   spec.efficiency = {o.mfu, o.mbu};
   spec.limits = {models::parse_max_memory(o.machine.max_memory), models::parse_max_events(o.machine.max_events)};
+  spec.transports = resolve_transports(o.machine);
+  const std::string transport = transport_note(spec.transports);
   const auto overrides = topo::parse_overrides(o.settings);
   const topo::Catalog catalog = o.catalog.empty() ? topo::default_catalog(overrides) : topo::load_catalog(o.catalog, overrides);
   const models::Params params = base_params(o.machine);
@@ -135,6 +137,7 @@ int plan(const PlanOptions& o) {
     out["target_is"] = decode ? "tpot_ms" : "ttft_ms";
     out["efficiency"] = {{"mfu", o.mfu}, {"mbu", o.mbu}};
     out["catalog"] = catalog.source;
+    if (!transport.empty()) out["transport"] = transport;
     out["counts"] = {{"evaluated", r.counts.evaluated}, {"too_big", r.counts.too_big}, {"missed", r.counts.missed}};
     auto& plans = out["plans"] = nlohmann::ordered_json::array();
     for (const auto& p : shown) plans.push_back(to_json(p));
@@ -145,6 +148,7 @@ int plan(const PlanOptions& o) {
     return 0;
   }
   if (o.machine.format == "csv") {
+    if (!transport.empty()) fmt::print(stderr, "# {}\n", transport);
     fmt::print("rank,system,accelerator,gpus,tp,ep,pp,batch,latency_ms,tokens_per_s,cost_usd_per_mtok,memory_per_gpu_GB,"
                "meets_target,pareto_front,bottleneck\n");
     for (std::size_t i = 0; i < shown.size(); ++i) {
@@ -166,6 +170,7 @@ int plan(const PlanOptions& o) {
              catalog.source);
   fmt::print("# {} plans run, {} layouts left out for memory, {} missed the target\n", r.counts.evaluated,
              r.counts.too_big, r.counts.missed);
+  if (!transport.empty()) fmt::print("# {}\n", transport);
   for (const auto& n : r.notes) fmt::print("# {}\n", n);
   // The largest batch that ran in memory, per system and GPU count ("-": none fits).
   std::string system_line;

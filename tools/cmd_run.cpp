@@ -48,8 +48,10 @@ void print_explain(const scenarios::StepResult& r) {
   for (const auto& g : r.groups)
     fmt::print("  {} over GPUs {}: {}{}{}\n", g.kind, fmt::join(g.gpus, ","), g.transports,
                g.shm ? " — staged through host memory (SHM: each transfer is copied into and out of a CPU buffer)" : "",
-               g.net_via_host ? " — NET through host memory (no GPUDirect RDMA: the NIC reads and writes a CPU buffer)"
-                              : "");
+               !g.net_via_host ? ""
+               : g.transports.find("NET/Socket") != std::string::npos
+                   ? " — NET/Socket through host memory (kernel TCP moves host buffers only; one socket per connection)"
+                   : " — NET through host memory (no GPUDirect RDMA: the NIC reads and writes a CPU buffer)");
 }
 
 std::string layout_text(const scenarios::Layout& l) {
@@ -180,11 +182,11 @@ int run(const RunOptions& o) {
   if (!o.topo.empty()) s.topology = o.topo;
   for (const auto& [k, v] : overrides) s.set[k] = v;
   if (o.bands && o.method == "naive") throw InputError("--bands: not with --model naive (it is not the model the bands validate)");
-  // The file's faults, then the command line's.
+  // The file's faults, then the command line's; its transport, unless the command line names one.
   MachineOptions machine_options = o;
   machine_options.fail.insert(machine_options.fail.begin(), s.fail.begin(), s.fail.end());
   machine_options.degrade.insert(machine_options.degrade.begin(), s.degrade.begin(), s.degrade.end());
-  const MachineInput input = load_machine_input(machine_options, s.topology, s.set);
+  const MachineInput input = load_machine_input(machine_options, s.topology, s.set, s.transports);
   overlay_note = input.overlay;
   transport = transport_note(input.transports);
   if (!input.faults.empty()) transport += (transport.empty() ? "faults: " : "; faults: ") + input.faults;

@@ -456,7 +456,7 @@ void add_validate_command(CLI::App& app, int* exit_code) {
   auto o = std::make_shared<ValidateOptions>();
   auto* cmd = app.add_subcommand("validate", "compare predictions with real nccl-tests measurements (accuracy report)");
   cmd->add_option("paths", o->paths, "data sets (CSV files or folders; default: the folder data/ next to --map)");
-  add_machine_options(cmd, *o, {TopologyOption::none, "table (default), csv, json (adds every size) or markdown"});
+  add_machine_options(cmd, *o, {TopologyOption::none, "table (default), csv, json (adds every size) or markdown", true, false});
   cmd->add_option("--map", o->map, "which topology, controls, role and class each data set has (default validation/map.yaml)");
   cmd->add_option("--plot", o->plot, "write one SVG per data set into this folder: measured vs predicted busbw");
   cmd->add_option("--model", o->model, "simulate (event-driven, default) or analytic (closed form)");

@@ -1,8 +1,9 @@
 // The machine options every simulating command shares, registered once: the topology
 // (--topo, --set), the model parameters (--params), a calibration overlay (--overlay),
-// transport (--p2p), the simulation limits (--max-memory, --max-events) and --format.
-// `coll`, `run`, `sweep` and `calibrate compare` take all of them; `validate`, whose data
-// sets name their own topologies and transports, takes the rest.
+// faults (--fail, --degrade), transports (--p2p, --gdr, --net), the simulation limits
+// (--max-memory, --max-events) and --format. `coll`, `run`, `sweep`, `jobs` and `calibrate
+// compare` take all of them; `plan` all but the topology's and the overlay; `validate`, whose
+// data sets name their own topologies and transports, the rest.
 //
 //   MachineOptions o;
 //   add_machine_options(cmd, o, {TopologyOption::required, "table, csv or json"});
@@ -35,9 +36,9 @@ struct MachineOptions {
   std::vector<std::string> settings;
   std::string params;
   std::string overlay;
-  std::string p2p = "on";
-  std::string gdr = "auto";
-  std::string net = "ib";
+  std::string p2p;   // --p2p, --gdr, --net; empty: not given (a scenario's `transport:`, else NCCL's default)
+  std::string gdr;
+  std::string net;
   std::vector<std::string> fail;
   std::vector<std::string> degrade;
   std::string max_memory = "8GiB";
@@ -46,13 +47,14 @@ struct MachineOptions {
 };
 
 // required: the command needs --topo; optional: it has another source (a scenario's);
-// none: the inputs name their topologies (validate), so no --topo, --set or --p2p.
+// none: the inputs name their topologies (validate, plan), so no --topo, --set, --fail or --degrade.
 enum class TopologyOption { required, optional, none };
 
 struct MachineOptionSet {
   TopologyOption topology = TopologyOption::required;
   std::string formats = "table, csv or json";   // --format's help; the command checks the value
   bool overlay = true;   // false: the command spans many topologies (plan), so no one overlay fits
+  bool transports = true;   // --p2p, --gdr, --net; false: the inputs name their own (validate)
 };
 
 inline void add_machine_options(CLI::App* cmd, MachineOptions& o, const MachineOptionSet& set) {
@@ -62,10 +64,12 @@ inline void add_machine_options(CLI::App* cmd, MachineOptions& o, const MachineO
                                                                           : "topology YAML file, replacing the scenario's");
     if (set.topology == TopologyOption::required) topo->required();
     cmd->add_option("--set", o.settings, "override a topology parameter, e.g. --set nodes=2");
-    cmd->add_option("--p2p", o.p2p, "on (default) or off: NCCL_P2P_DISABLE=1, GPUs exchange through host memory (SHM)");
     cmd->add_option("--fail", o.fail,
                     "take a device's links (or a link 'a->b') out of service, glob patterns: node0.nic0, spine*");
     cmd->add_option("--degrade", o.degrade, "keep a share of their bandwidth: PATTERN=SHARE, e.g. spine*=50%");
+  }
+  if (set.transports) {
+    cmd->add_option("--p2p", o.p2p, "on (default) or off: NCCL_P2P_DISABLE=1, GPUs exchange through host memory (SHM)");
     cmd->add_option("--gdr", o.gdr,
                     "GPUDirect RDMA: auto (default, NCCL's rule: GPU and NIC within PXB or P2C), on, or off (NET data "
                     "staged through host memory)");
@@ -81,26 +85,21 @@ inline void add_machine_options(CLI::App* cmd, MachineOptions& o, const MachineO
   if (!set.formats.empty()) cmd->add_option("--format", o.format, set.formats);
 }
 
-// --p2p on|off: off is NCCL_P2P_DISABLE=1 (GPUs of a node exchange through host memory).
-inline bool parse_p2p(const std::string& text) {
-  if (text == "on") return true;
-  if (text == "off") return false;
-  throw input::InputError(fmt::format("--p2p: expected on or off, got '{}'", text));
-}
-
-// --gdr auto|on|off (NCCL_NET_GDR_LEVEL: auto is NCCL's default rule, models::Gdr).
-inline models::Gdr parse_gdr(const std::string& text) {
-  if (text == "auto") return models::Gdr::automatic;
-  if (text == "on") return models::Gdr::on;
-  if (text == "off") return models::Gdr::off;
-  throw input::InputError(fmt::format("--gdr: expected auto, on or off, got '{}'", text));
-}
-
-// --net ib|socket (models::Net).
-inline models::Net parse_net(const std::string& text) {
-  if (text == "ib") return models::Net::ib;
-  if (text == "socket") return models::Net::socket;
-  throw input::InputError(fmt::format("--net: expected ib or socket, got '{}'", text));
+// --p2p on|off (off: NCCL_P2P_DISABLE=1), --gdr auto|on|off (NCCL_NET_GDR_LEVEL; auto: NCCL's
+// rule), --net ib|socket over `base` (a scenario's `transport:`, else NCCL's defaults): an option
+// given on the command line wins.
+inline models::Transports resolve_transports(const MachineOptions& o, models::Transports base = {}) {
+  const auto knob = [](const std::string& flag, const std::string& text, const std::string& expected, auto parse,
+                       auto& out) {
+    if (text.empty()) return;
+    const auto v = parse(text);
+    if (!v) throw input::InputError(fmt::format("{}: expected {}, got '{}'", flag, expected, text));
+    out = *v;
+  };
+  knob("--p2p", o.p2p, "on or off", models::parse_p2p, base.p2p);
+  knob("--gdr", o.gdr, "auto, on or off", models::parse_gdr, base.gdr);
+  knob("--net", o.net, "ib or socket", models::parse_net, base.net);
+  return base;
 }
 
 // --params, or the built-in parameters (before any overlay).
@@ -127,10 +126,10 @@ struct MachineInput {
 
 // `topology` and `overrides` are the command's resolved ones (a scenario may name them).
 inline MachineInput load_machine_input(const MachineOptions& o, const std::string& topology,
-                                       const topo::Overrides& overrides) {
+                                       const topo::Overrides& overrides, models::Transports file_transports = {}) {
   MachineInput in{topo::load_topology(topology, overrides),
                   base_params(o),
-                  {parse_p2p(o.p2p), parse_gdr(o.gdr), parse_net(o.net)},
+                  resolve_transports(o, file_transports),
                   {models::parse_max_memory(o.max_memory), models::parse_max_events(o.max_events)},
                   {}, {}, {}, o.overlay, {}};
   print_warnings(in.graph.warnings);
@@ -150,13 +149,13 @@ inline MachineInput load_machine_input(const MachineOptions& o, const std::strin
 inline std::string transport_note(const models::Transports& t) {
   std::string note;
   const auto add = [&](const std::string& part) { note += (note.empty() ? "transport: " : "; ") + part; };
-  if (!t.p2p) add("--p2p off (NCCL_P2P_DISABLE=1): GPUs of a node exchange through host memory");
+  if (!t.p2p) add("p2p off (NCCL_P2P_DISABLE=1): GPUs of a node exchange through host memory");
   if (t.gdr != models::Gdr::automatic)
-    add(fmt::format("--gdr {}: {}", t.gdr == models::Gdr::on ? "on" : "off",
+    add(fmt::format("gdr {}: {}", t.gdr == models::Gdr::on ? "on" : "off",
                     t.gdr == models::Gdr::on ? "GPUDirect RDMA for every GPU-NIC pair"
                                              : "no GPUDirect RDMA: NET data staged through host memory"));
   if (t.net == models::Net::socket)
-    add("--net socket (NET/Socket, NCCL_IB_DISABLE=1): kernel TCP through host memory, one socket per connection "
+    add("net socket (NET/Socket, NCCL_IB_DISABLE=1): kernel TCP through host memory, one socket per connection "
         "(see models/params.yaml net_socket)");
   return note;
 }

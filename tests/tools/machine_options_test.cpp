@@ -21,10 +21,11 @@ bool lists(const std::string& help, const std::string& option) {
 
 }  // namespace
 
-TEST_CASE("coll, run, sweep and calibrate compare list the same machine options; validate the ones it can use") {
-  const std::vector<std::string> all{"--topo",    "--set",     "--p2p",        "--gdr",       "--fail",
-                                     "--degrade", "--params", "--overlay", "--max-memory", "--max-events"};
-  for (const char* cmd : {"coll", "run", "sweep", "calibrate compare"}) {
+TEST_CASE("coll, run, sweep, jobs and calibrate compare list the same machine options; validate and plan the ones they can use") {
+  const std::vector<std::string> all{"--topo",   "--set",     "--p2p",        "--gdr",         "--net",
+                                     "--fail",   "--degrade", "--params",     "--overlay",     "--max-memory",
+                                     "--max-events"};
+  for (const char* cmd : {"coll", "run", "sweep", "jobs", "calibrate compare"}) {
     const Run r = wiresim(std::string(cmd) + " --help");
     CAPTURE(cmd);
     REQUIRE(r.exit_code == 0);
@@ -34,7 +35,12 @@ TEST_CASE("coll, run, sweep and calibrate compare list the same machine options;
   REQUIRE(v.exit_code == 0);
   for (const char* o : {"--params", "--overlay", "--max-memory", "--max-events", "--format"}) CHECK_MESSAGE(lists(v.out, o), o);
   // Data sets name their own topology and transport: validate takes no --topo, --set or --p2p.
-  for (const char* o : {"--topo", "--set", "--p2p", "--gdr", "--fail", "--degrade"}) CHECK_MESSAGE(!lists(v.out, o), o);
+  for (const char* o : {"--topo", "--set", "--p2p", "--gdr", "--net", "--fail", "--degrade"}) CHECK_MESSAGE(!lists(v.out, o), o);
+  // The planner spans the catalogue's topologies: the transport knobs, no topology, faults or overlay.
+  const Run p = wiresim("plan --help");
+  REQUIRE(p.exit_code == 0);
+  for (const char* o : {"--p2p", "--gdr", "--net", "--params", "--max-memory"}) CHECK_MESSAGE(lists(p.out, o), o);
+  for (const char* o : {"--topo", "--fail", "--degrade", "--overlay"}) CHECK_MESSAGE(!lists(p.out, o), o);
 }
 
 TEST_CASE("validate --overlay: the overlay's parameters and measured tiers change the predictions") {
@@ -104,4 +110,39 @@ TEST_CASE("coll --gdr off: a 2-node H100 all_reduce is slower at large sizes, an
   const Run bad = wiresim(c + " --gdr maybe");
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("--gdr: expected auto, on or off") != std::string::npos);
+}
+
+TEST_CASE("a scenario's transport: section is its step's; the command line's --net wins; a bad knob is located") {
+  const auto step_ms = [](const Run& r) {
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out)["step_time_ms"].get<double>();
+  };
+  const Run healthy = wiresim("run scenarios/llama70b-2node-tp16.yaml --format json");
+  const Run socket = wiresim("run scenarios/llama70b-2node-tp16-socket.yaml --format json");
+  const double t_ib = step_ms(healthy), t_socket = step_ms(socket);
+  // NET/Socket: the TP 16 all_reduces cross the nodes over one TCP stream per channel
+  // connection, several times slower than the NICs' RDMA (docs/scenarios.md).
+  CHECK(t_socket > 3.0 * t_ib);
+  CHECK(nlohmann::json::parse(socket.out)["transport"].get<std::string>().find("NET/Socket") != std::string::npos);
+  CHECK(step_ms(wiresim("run scenarios/llama70b-2node-tp16.yaml --net socket --format json")) == t_socket);
+  CHECK(step_ms(wiresim("run scenarios/llama70b-2node-tp16-socket.yaml --net ib --format json")) == t_ib);
+  const Run why = wiresim("run scenarios/llama70b-2node-tp16-socket.yaml --explain");
+  REQUIRE(why.exit_code == 0);
+  CHECK(why.out.find("NET/Socket through host memory") != std::string::npos);
+
+  const fs::path dir = scratch();
+  const std::string text = slurp(fs::path(WIRESIM_SOURCE_DIR) / "scenarios/llama70b-2node-tp16-socket.yaml");
+  const auto write = [&](const std::string& name, const std::string& from, const std::string& to) {
+    std::string t = text;
+    const auto at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    t.replace(at, from.size(), to);
+    std::ofstream(dir / name) << t;
+    return (dir / name).string();
+  };
+  // Read with the scenario, before its topology.
+  const std::string bad = write("bad-net.yaml", "transport: {net: socket}", "transport: {net: tcp}");
+  expect_one_line_error(wiresim("run " + bad), "bad-net.yaml:12:", "transport.net: expected ib or socket, got 'tcp'");
+  const std::string unknown = write("bad-key.yaml", "transport: {net: socket}", "transport: {rdma: on}");
+  expect_one_line_error(wiresim("run " + unknown), "bad-key.yaml:12:", "rdma");
 }
