@@ -1,6 +1,8 @@
 #include "models/machine.h"
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 
 #include "topologies/builder.h"
 
@@ -39,8 +41,8 @@ bool Machine::staged(topo::DeviceId a, topo::DeviceId b) const {
   auto it = staged_pairs_.find(key);
   if (it == staged_pairs_.end()) {
     const bool no_peer_access = !graph_.device(a).peer_to_peer || !graph_.device(b).peer_to_peer;
-    const bool staged =
-        (!transports_.p2p || no_peer_access || router_.transport(a, b) == topo::Transport::shm) && cpu_of(a).has_value();
+    const PathType level = transports_.p2p ? transports_.p2p_level.value_or(PathType::pxb) : PathType::loc;
+    const bool staged = (no_peer_access || path_type(a, b) > level) && cpu_of(a).has_value();
     it = staged_pairs_.emplace(key, staged).first;
   }
   return it->second;
@@ -115,9 +117,20 @@ std::string Machine::Exchange::name() const {
   return std::string(topo::to_string(transport));
 }
 
+PathType Machine::path_type(topo::DeviceId a, topo::DeviceId b) const {
+  if (a == b) return PathType::loc;
+  if (router_.transport(a, b) == topo::Transport::p2p_nvlink) return PathType::nvl;
+  const std::string label = router_.matrix_label(a, b);
+  if (label == "PIX") return PathType::pix;
+  if (label == "PXB") return PathType::pxb;
+  if (label == "SYS") return PathType::sys;
+  return PathType::phb;   // PHB, NODE
+}
+
 Machine::Exchange Machine::exchange(topo::DeviceId a, topo::DeviceId b) const {
   if (staged(a, b)) return {topo::Transport::shm, true};
-  const topo::Transport t = router_.transport(a, b);
+  topo::Transport t = router_.transport(a, b);
+  if (t == topo::Transport::shm) t = topo::Transport::p2p_pcie;   // a far pair within a raised P2P level
   if (t != topo::Transport::net || !any_bounce()) return {t, false};
   // route() decides, per pair, whether a side lacks GDR (its route may cross the same links
   // as the direct one: a NIC across the socket link is reached through the CPU either way).
@@ -211,6 +224,24 @@ std::optional<Gdr> parse_gdr(std::string_view s) {
   if (s == "off") return Gdr::off;
   return std::nullopt;
 }
+
+namespace {
+constexpr std::array<std::string_view, 10> kPathTypeNames{"LOC", "NVL", "NVB", "C2C", "PIX",
+                                                          "PXB", "P2C", "PXN", "PHB", "SYS"};
+}  // namespace
+
+std::optional<PathType> parse_path_type(std::string_view s) {
+  for (std::size_t i = 0; i < kPathTypeNames.size(); ++i) {
+    const std::string_view n = kPathTypeNames[i];
+    if (s.size() == n.size() && std::equal(s.begin(), s.end(), n.begin(), [](char x, char y) {
+          return std::toupper(static_cast<unsigned char>(x)) == y;
+        }))
+      return static_cast<PathType>(i);
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(PathType t) { return kPathTypeNames[static_cast<std::size_t>(t)]; }
 
 std::optional<Net> parse_net(std::string_view s) {
   if (s == "ib") return Net::ib;

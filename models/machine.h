@@ -6,8 +6,10 @@
 // cards, `peer_to_peer: false` in the topology), GPUs of one node do not reach each other
 // directly: NCCL's SHM transport stages every transfer through host memory. With P2P on, so does every pair
 // whose PCIe path crosses a host bridge or the inter-socket link (PHB, NODE, SYS): NCCL's
-// default P2P level is PXB (ncclTopoCheckP2p in NVIDIA/nccl src/graph/paths.cc; NCCL_P2P_LEVEL
-// raises it; AMD hosts with at most 2 GPUs allow SYS, which this model does not know). A staged
+// default P2P level is PXB (ncclTopoCheckP2p in NVIDIA/nccl src/graph/paths.cc; NCCL_P2P_LEVEL,
+// Transports::p2p_level, moves it; AMD hosts with at most 2 GPUs allow SYS, which this model
+// does not know). A pair within the level uses P2P over its PCIe path, through the host bridge
+// or the inter-socket link where that is the path, without a host buffer. A staged
 // route is the sender's PCIe (or C2C) path up to its CPU socket, then down to the receiver
 // (across the inter-socket link when the receiver hangs off the other socket); the tier class is pcie (per-step latency of
 // the PCIe/SHM class) and the transfer is capped at the architecture's shm_bandwidth.
@@ -52,11 +54,18 @@ enum class Gdr { automatic, on, off };
 // Params::net_socket.stream_bandwidth, and each step pays net_socket.step_extra.
 enum class Net { ib, socket };
 
+// NCCL's path types, in its order (NVIDIA/nccl src/include/graph.h PATH_*): how far apart two
+// devices are. NCCL_P2P_LEVEL names one; two GPUs of a node use P2P when their path is no
+// farther. A GPU pair's path is NVL (NVLink, through NVSwitches too), else its PCIe label:
+// PIX, PXB, PHB (a host bridge, or the CPU: nvidia-smi's PHB and NODE) or SYS.
+enum class PathType { loc, nvl, nvb, c2c, pix, pxb, p2c, pxn, phb, sys };
+
 // The transports as NCCL's environment sets them.
 struct Transports {
-  bool p2p = true;             // NCCL_P2P_DISABLE=0
+  bool p2p = true;             // NCCL_P2P_DISABLE=0 (false: as p2p_level LOC)
   Gdr gdr = Gdr::automatic;    // NCCL_NET_GDR_LEVEL
   Net net = Net::ib;           // NET/IB, or NET/Socket
+  std::optional<PathType> p2p_level;   // NCCL_P2P_LEVEL; nullopt: NCCL's default, PXB
 };
 
 // The knobs as the command line (--p2p, --gdr, --net) and scenario files (`transport:`) spell
@@ -64,6 +73,10 @@ struct Transports {
 std::optional<bool> parse_p2p(std::string_view s);
 std::optional<Gdr> parse_gdr(std::string_view s);
 std::optional<Net> parse_net(std::string_view s);
+// NCCL_P2P_LEVEL's names (LOC, NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB, SYS; any case) and
+// back, upper case.
+std::optional<PathType> parse_path_type(std::string_view s);
+std::string_view to_string(PathType t);
 
 class Machine {
  public:
@@ -95,8 +108,10 @@ class Machine {
   };
   Exchange exchange(topo::DeviceId a, topo::DeviceId b) const;
   // Whether a transfer between two GPUs of one node is staged through host memory (P2P off,
-  // or a PHB/NODE/SYS pair).
+  // no peer access, or a pair farther apart than the P2P level: PHB/NODE/SYS by default).
   bool staged(topo::DeviceId a, topo::DeviceId b) const;
+  // NCCL's path type between two devices of a node (PathType): NVL, else the PCIe label's.
+  PathType path_type(topo::DeviceId a, topo::DeviceId b) const;
   // What one channel's connection between two GPUs may move per second (payload), whatever
   // the links allow: the socket's stream rate across nodes under NET/Socket, else unlimited.
   sim::BytesPerSec stream_cap(topo::DeviceId a, topo::DeviceId b) const;

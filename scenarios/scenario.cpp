@@ -23,7 +23,7 @@ constexpr std::array<std::string_view, 12> kTopKeys{"name",      "description", 
                                                     "model",     "workload",    "layout",   "compute",
                                                     "algorithm", "protocol",    "faults",   "transport"};
 constexpr std::array<std::string_view, 2> kFaultKeys{"fail", "degrade"};
-constexpr std::array<std::string_view, 3> kTransportKeys{"p2p", "gdr", "net"};
+constexpr std::array<std::string_view, 4> kTransportKeys{"p2p", "p2p_level", "gdr", "net"};
 constexpr std::array<std::string_view, 15> kModelKeys{
     "name",       "hidden",    "layers",       "heads",          "kv_heads",          "ffn",    "dtype",  "experts",
     "top_k",      "expert_ffn", "moe_every",   "dense_layers",   "shared_experts",    "kv_bytes_per_token", "routing"};
@@ -216,6 +216,10 @@ void read_transports(const Value& v, models::Transports& out) {
   knob("p2p", "on or off", models::parse_p2p, out.p2p);
   knob("gdr", "auto, on or off", models::parse_gdr, out.gdr);
   knob("net", "ib or socket", models::parse_net, out.net);
+  if (const Value* l = input::find(v, "p2p_level"); l && input::as_string(*l, "transport.p2p_level") == "auto")
+    out.p2p_level.reset();
+  else
+    knob("p2p_level", "auto, LOC, NVL, PIX, PXB, PHB or SYS", models::parse_path_type, out.p2p_level);
 }
 
 Scenario load_scenario(const std::string& path, const std::map<std::string, std::string>& overrides) {

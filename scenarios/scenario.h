@@ -112,7 +112,7 @@ struct Scenario {
   // --fail and --degrade options take them (topologies/faults.h); the commands add theirs.
   std::vector<std::string> fail;
   std::vector<std::string> degrade;
-  // `transport: {p2p: on|off, gdr: auto|on|off, net: ib|socket}`: NCCL's transport knobs
+  // `transport: {p2p: on|off, p2p_level: auto|PIX|PXB|PHB|SYS, gdr: auto|on|off, net: ib|socket}`: NCCL's transport knobs
   // (models::Transports; absent keys keep NCCL's defaults); --p2p, --gdr and --net win.
   models::Transports transports;
 };

@@ -39,6 +39,7 @@ struct MachineOptions {
   std::string p2p;   // --p2p, --gdr, --net; empty: not given (a scenario's `transport:`, else NCCL's default)
   std::string gdr;
   std::string net;
+  std::string p2p_level;
   std::vector<std::string> fail;
   std::vector<std::string> degrade;
   std::string max_memory = "8GiB";
@@ -73,6 +74,9 @@ inline void add_machine_options(CLI::App* cmd, MachineOptions& o, const MachineO
     cmd->add_option("--gdr", o.gdr,
                     "GPUDirect RDMA: auto (default, NCCL's rule: GPU and NIC within PXB or P2C), on, or off (NET data "
                     "staged through host memory)");
+    cmd->add_option("--p2p-level", o.p2p_level,
+                    "NCCL_P2P_LEVEL: the farthest PCIe path two GPUs of a node still use P2P over, as NCCL names "
+                    "it (PIX, PXB, PHB, SYS, ...; default auto: NCCL's PXB); farther pairs stage through host memory");
     cmd->add_option("--net", o.net,
                     "NCCL's network transport: ib (default: NET/IB, InfiniBand or RoCE verbs) or socket (NET/Socket, "
                     "kernel TCP through host memory, as NCCL_IB_DISABLE=1)");
@@ -85,8 +89,8 @@ inline void add_machine_options(CLI::App* cmd, MachineOptions& o, const MachineO
   if (!set.formats.empty()) cmd->add_option("--format", o.format, set.formats);
 }
 
-// --p2p on|off (off: NCCL_P2P_DISABLE=1), --gdr auto|on|off (NCCL_NET_GDR_LEVEL; auto: NCCL's
-// rule), --net ib|socket over `base` (a scenario's `transport:`, else NCCL's defaults): an option
+// --p2p on|off (off: NCCL_P2P_DISABLE=1), --p2p-level auto|PIX|PXB|PHB|SYS|... (NCCL_P2P_LEVEL),
+// --gdr auto|on|off (NCCL_NET_GDR_LEVEL; auto: NCCL's rule), --net ib|socket over `base` (a scenario's `transport:`, else NCCL's defaults): an option
 // given on the command line wins.
 inline models::Transports resolve_transports(const MachineOptions& o, models::Transports base = {}) {
   const auto knob = [](const std::string& flag, const std::string& text, const std::string& expected, auto parse,
@@ -99,6 +103,8 @@ inline models::Transports resolve_transports(const MachineOptions& o, models::Tr
   knob("--p2p", o.p2p, "on or off", models::parse_p2p, base.p2p);
   knob("--gdr", o.gdr, "auto, on or off", models::parse_gdr, base.gdr);
   knob("--net", o.net, "ib or socket", models::parse_net, base.net);
+  if (o.p2p_level == "auto") base.p2p_level.reset();
+  else knob("--p2p-level", o.p2p_level, "auto, LOC, NVL, PIX, PXB, PHB or SYS", models::parse_path_type, base.p2p_level);
   return base;
 }
 
@@ -150,6 +156,10 @@ inline std::string transport_note(const models::Transports& t) {
   std::string note;
   const auto add = [&](const std::string& part) { note += (note.empty() ? "transport: " : "; ") + part; };
   if (!t.p2p) add("p2p off (NCCL_P2P_DISABLE=1): GPUs of a node exchange through host memory");
+  if (t.p2p && t.p2p_level)
+    add(fmt::format("P2P level {} (NCCL_P2P_LEVEL={}): GPU pairs farther apart than {} exchange through host memory, "
+                    "nearer ones directly",
+                    models::to_string(*t.p2p_level), models::to_string(*t.p2p_level), models::to_string(*t.p2p_level)));
   if (t.gdr != models::Gdr::automatic)
     add(fmt::format("gdr {}: {}", t.gdr == models::Gdr::on ? "on" : "off",
                     t.gdr == models::Gdr::on ? "GPUDirect RDMA for every GPU-NIC pair"

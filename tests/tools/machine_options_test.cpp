@@ -22,7 +22,7 @@ bool lists(const std::string& help, const std::string& option) {
 }  // namespace
 
 TEST_CASE("coll, run, sweep, jobs and calibrate compare list the same machine options; validate and plan the ones they can use") {
-  const std::vector<std::string> all{"--topo",   "--set",     "--p2p",        "--gdr",         "--net",
+  const std::vector<std::string> all{"--topo",   "--set",     "--p2p",        "--p2p-level",   "--gdr",   "--net",
                                      "--fail",   "--degrade", "--params",     "--overlay",     "--max-memory",
                                      "--max-events"};
   for (const char* cmd : {"coll", "run", "sweep", "jobs", "calibrate compare"}) {
@@ -35,11 +35,12 @@ TEST_CASE("coll, run, sweep, jobs and calibrate compare list the same machine op
   REQUIRE(v.exit_code == 0);
   for (const char* o : {"--params", "--overlay", "--max-memory", "--max-events", "--format"}) CHECK_MESSAGE(lists(v.out, o), o);
   // Data sets name their own topology and transport: validate takes no --topo, --set or --p2p.
-  for (const char* o : {"--topo", "--set", "--p2p", "--gdr", "--net", "--fail", "--degrade"}) CHECK_MESSAGE(!lists(v.out, o), o);
+  for (const char* o : {"--topo", "--set", "--p2p", "--p2p-level", "--gdr", "--net", "--fail", "--degrade"})
+    CHECK_MESSAGE(!lists(v.out, o), o);
   // The planner spans the catalogue's topologies: the transport knobs, no topology, faults or overlay.
   const Run p = wiresim("plan --help");
   REQUIRE(p.exit_code == 0);
-  for (const char* o : {"--p2p", "--gdr", "--net", "--params", "--max-memory"}) CHECK_MESSAGE(lists(p.out, o), o);
+  for (const char* o : {"--p2p", "--p2p-level", "--gdr", "--net", "--params", "--max-memory"}) CHECK_MESSAGE(lists(p.out, o), o);
   for (const char* o : {"--topo", "--fail", "--degrade", "--overlay"}) CHECK_MESSAGE(!lists(p.out, o), o);
 }
 
@@ -145,4 +146,22 @@ TEST_CASE("a scenario's transport: section is its step's; the command line's --n
   expect_one_line_error(wiresim("run " + bad), "bad-net.yaml:12:", "transport.net: expected ib or socket, got 'tcp'");
   const std::string unknown = write("bad-key.yaml", "transport: {net: socket}", "transport: {rdma: on}");
   expect_one_line_error(wiresim("run " + unknown), "bad-key.yaml:12:", "rdma");
+}
+
+TEST_CASE("coll --p2p-level SYS: the cross-socket pairs of the A40 box go P2P, faster, and the output says so") {
+  const std::string c = "coll all_reduce --topo topologies/a40-pcie-8gpu-2socket.yaml --ranks 0,1,6,7 --sizes 1GiB";
+  const Run nccl_default = wiresim(c + " --format json");
+  const Run sys = wiresim(c + " --format json --p2p-level SYS");
+  REQUIRE(nccl_default.exit_code == 0);
+  REQUIRE(sys.exit_code == 0);
+  const auto time = [](const Run& r) { return nlohmann::json::parse(r.out)["results"][0]["time_us"].get<double>(); };
+  CHECK(time(sys) < 0.5 * time(nccl_default));   // SHM's host copies vs P2P over PCIe and UPI
+  const Run why = wiresim(c + " --p2p-level sys --explain");
+  REQUIRE(why.exit_code == 0);
+  CHECK(why.out.find("NCCL_P2P_LEVEL=SYS") != std::string::npos);
+  CHECK(why.out.find("SHM") == std::string::npos);
+  CHECK(why.out.find("P2P/PCIe") != std::string::npos);
+  const Run bad = wiresim(c + " --p2p-level NODE");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--p2p-level: expected auto, LOC, NVL, PIX, PXB, PHB or SYS, got 'NODE'") != std::string::npos);
 }
