@@ -115,6 +115,7 @@ class StepBuilder {
   }
   sim::TransferDag& dag() { return dag_; }
   const topo::LinkGraph& graph() const { return machine_.graph(); }
+  const models::Machine& machine() const { return machine_; }
   const std::vector<Instance>& instances() const { return instances_; }
   // The distinct (from, to) GPU pairs of each kind of point-to-point send.
   const std::map<std::string, std::set<std::pair<int, int>>>& sends() const { return sends_; }
@@ -269,7 +270,10 @@ std::vector<double> dispatch_matrix(const ModelShape& m, int ep, double per_rank
 
 // The cpu device (NUMA node) on `gpu`'s node that holds its host buffers for a load:
 // workload.host_numa local, remote (the next socket of the node after the GPU's own) or N.
-topo::DeviceId host_for(const Scenario& s, const topo::LinkGraph& graph, topo::DeviceId gpu) {
+// A NUMA node the topology joins to the GPU by no route (no socket link) is an error at the
+// host_numa value.
+topo::DeviceId host_for(const Scenario& s, const models::Machine& machine, topo::DeviceId gpu) {
+  const topo::LinkGraph& graph = machine.graph();
   const auto& g = graph.device(gpu);
   std::vector<topo::DeviceId> cpus;
   std::size_t own = 0;
@@ -281,22 +285,32 @@ topo::DeviceId host_for(const Scenario& s, const topo::LinkGraph& graph, topo::D
   }
   if (cpus.empty()) throw input::InputError(fmt::format("load: {} has no host CPU in {}", g.name, graph.source));
   const Workload& w = s.workload;
-  switch (w.host_numa) {
-    case HostNuma::local: return cpus[own];
-    case HostNuma::remote:
-      if (cpus.size() < 2)
-        input::fail(w.host_numa_at, fmt::format("workload.host_numa: remote needs a second socket beside {}'s, "
-                                                "but its node in {} has one cpu; expected local or 0",
-                                                g.name, graph.source));
-      return cpus[(own + 1) % cpus.size()];
-    case HostNuma::node:
-      for (auto d : cpus)
-        if (graph.device(d).socket == w.numa_node) return d;
+  topo::DeviceId host = cpus[own];
+  if (w.host_numa == HostNuma::remote) {
+    if (cpus.size() < 2)
+      input::fail(w.host_numa_at, fmt::format("workload.host_numa: remote needs a second socket beside {}'s, "
+                                              "but its node in {} has one cpu; expected local or 0",
+                                              g.name, graph.source));
+    host = cpus[(own + 1) % cpus.size()];
+  } else if (w.host_numa == HostNuma::node) {
+    const auto it = std::find_if(cpus.begin(), cpus.end(), [&](auto d) { return graph.device(d).socket == w.numa_node; });
+    if (it == cpus.end())
       input::fail(w.host_numa_at, fmt::format("workload.host_numa: no NUMA node {} on {}'s node in {}; "
                                               "expected local, remote or 0..{}",
                                               w.numa_node, g.name, graph.source, cpus.size() - 1));
+    host = *it;
   }
-  return cpus[own];
+  if (host != cpus[own]) {
+    try {
+      machine.route(host, gpu);
+    } catch (const input::InputError&) {
+      input::fail(w.host_numa_at, fmt::format("workload.host_numa: {} (NUMA node {}) reaches {} by no route in {} "
+                                              "(no socket link joins them); expected local",
+                                              graph.device(host).name, graph.device(host).socket, g.name,
+                                              graph.source));
+    }
+  }
+  return host;
 }
 
 // A bounced storage read runs as a pipeline of this many chunks per drive: chunk k's copy to
@@ -320,7 +334,7 @@ void build_load(StepBuilder& b, const Scenario& s, const topo::LinkGraph& graph,
     const int index = gpu_of_rank[r];
     const auto gpu = graph.gpus()[index];
     if (!storage) {
-      const NodeId copied = b.copy(host_for(s, graph, gpu), gpu, index, share, "weight_load", "weights host->gpu");
+      const NodeId copied = b.copy(host_for(s, b.machine(), gpu), gpu, index, share, "weight_load", "weights host->gpu");
       if (first == kNone) first = copied;
       b.dag().add_dependency(copied, loaded);
       continue;
@@ -342,7 +356,7 @@ void build_load(StepBuilder& b, const Scenario& s, const topo::LinkGraph& graph,
       }
       continue;
     }
-    const topo::DeviceId host = host_for(s, graph, gpu);
+    const topo::DeviceId host = host_for(s, b.machine(), gpu);
     const sim::Bytes chunk = stripe / static_cast<double>(kBounceChunks);
     for (auto drive : drives) {
       NodeId last_read = kNone, last_copy = kNone;

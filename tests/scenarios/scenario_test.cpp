@@ -291,6 +291,9 @@ TEST_CASE("model load: bad host_numa, source and gds values are refused where th
   };
   CHECK(run_error("node5.yaml", "pcie-h100-8gpu-2socket.yaml", "workload: {phase: load, host_numa: 5}")
             .find("no NUMA node 5") != std::string::npos);
+  // A GB200 tray's two Graces are joined by no link the topology models.
+  CHECK(run_error("nolink.yaml", "gb200-nvl72.yaml", "workload: {phase: load, host_numa: remote}")
+            .find("by no route") != std::string::npos);
   CHECK(run_error("nodrives.yaml", "hgx-h100.yaml", "workload: {phase: load, source: storage, gds: on}")
             .find("needs NVMe drives") != std::string::npos);
 }
