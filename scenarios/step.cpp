@@ -101,11 +101,12 @@ class StepBuilder {
 
   // A copy engine transfer from device `from` (host memory, a drive) to device `to`, on the
   // track of GPU `gpu` (an index into graph.gpus()), after `after`.
+  // `how` names it in the output ("GDS read"); empty: the strategy's name ("host copy").
   NodeId copy(topo::DeviceId from, topo::DeviceId to, int gpu, sim::Bytes bytes, const std::string& kind,
-              const std::string& label, const std::vector<NodeId>& after = {}) {
+              const std::string& label, const std::vector<NodeId>& after = {}, const std::string& how = {}) {
     const CommPart part = cost_.copy(machine_, from, to, bytes, label);
     if (part.dag.size() == 0) return nothing(part, after, gpu);
-    count(kind, bytes, part.algorithm);
+    count(kind, bytes, how.empty() ? part.algorithm : how);
     return end_of(part, splice(part, {gpu}, after), gpu);
   }
 
@@ -350,7 +351,7 @@ void build_load(StepBuilder& b, const Scenario& s, const topo::LinkGraph& graph,
     const sim::Bytes stripe = share / static_cast<double>(drives.size());
     if (s.workload.gds) {
       for (auto drive : drives) {
-        const NodeId copied = b.copy(drive, gpu, index, stripe, "weight_load", "weights nvme->gpu (GDS)");
+        const NodeId copied = b.copy(drive, gpu, index, stripe, "weight_load", "weights nvme->gpu (GDS)", {}, "GDS read");
         if (first == kNone) first = copied;
         b.dag().add_dependency(copied, loaded);
       }
@@ -361,7 +362,7 @@ void build_load(StepBuilder& b, const Scenario& s, const topo::LinkGraph& graph,
     for (auto drive : drives) {
       NodeId last_read = kNone, last_copy = kNone;
       for (int k = 0; k < kBounceChunks; ++k) {
-        last_read = b.copy(drive, host, index, chunk, "storage_read", "weights nvme->host", {last_read});
+        last_read = b.copy(drive, host, index, chunk, "storage_read", "weights nvme->host", {last_read}, "nvme read");
         if (first_read == kNone) {
           first_read = last_read;
           read = b.mark({}, static_cast<std::uint32_t>(index));
