@@ -272,6 +272,9 @@ TEST_CASE("model load: bad host_numa, source and gds values are refused where th
   const auto e5 = load_error("prefill.yaml", head + "workload: {phase: prefill, tokens: 4, host_numa: remote}\nlayout: {tp: 8}\n");
   CHECK(e5.line() == 3);
   CHECK(std::string(e5.what()).find("applies to a load") != std::string::npos);
+  const auto e6 = load_error("gdsnuma.yaml", head + "workload: {phase: load, source: storage, gds: on, host_numa: 1}\nlayout: {tp: 8}\n");
+  CHECK(e6.line() == 3);
+  CHECK(std::string(e6.what()).find("passes through no host buffer") != std::string::npos);
 
   // What only the topology can say, still at the value's line and column.
   const auto run_error = [&](const std::string& name, const std::string& topology, const std::string& workload) {
