@@ -14,8 +14,14 @@ Machine::Machine(const topo::LinkGraph& graph, const Params& params, Transports 
   if (!graph.gpus().empty()) arch_name_ = graph.device(graph.gpus().front()).arch;
   if (arch_name_.empty()) arch_name_ = "default";
   const ArchParams& a = arch();
-  for (std::size_t i = 0; i < links_.size(); ++i)
-    links_[i].capacity = links_[i].capacity * a.efficiency(graph.link(static_cast<sim::LinkId>(i)).tier);
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    const topo::Link& link = graph.link(static_cast<sim::LinkId>(i));
+    links_[i].capacity = links_[i].capacity * a.efficiency(link.tier);
+    // An NVMe drive delivers no more than its media reads, whatever its link allows: the read
+    // rate is a delivered rate (a datasheet's sequential read), so no efficiency applies to it.
+    const sim::BytesPerSec read = graph.device(link.from).read_bandwidth;
+    if (read.count() > 0.0) links_[i].capacity = std::min(links_[i].capacity, read * graph.link_share(static_cast<sim::LinkId>(i)));
+  }
 }
 
 std::optional<topo::DeviceId> Machine::cpu_of(topo::DeviceId gpu) const {

@@ -27,8 +27,10 @@ constexpr std::array<std::string_view, 4> kTransportKeys{"p2p", "p2p_level", "gd
 constexpr std::array<std::string_view, 15> kModelKeys{
     "name",       "hidden",    "layers",       "heads",          "kv_heads",          "ffn",    "dtype",  "experts",
     "top_k",      "expert_ffn", "moe_every",   "dense_layers",   "shared_experts",    "kv_bytes_per_token", "routing"};
-constexpr std::array<std::string_view, 7> kWorkloadKeys{"phase",          "tokens", "batch",        "context",
-                                                        "micro_batches", "bytes",  "disaggregation"};
+constexpr std::array<std::string_view, 10> kWorkloadKeys{"phase",          "tokens", "batch",        "context",
+                                                         "micro_batches", "bytes",  "disaggregation", "host_numa",
+                                                         "source",        "gds"};
+constexpr std::array<std::string_view, 3> kLoadOnlyKeys{"host_numa", "source", "gds"};
 constexpr std::array<std::string_view, 2> kDisaggregationKeys{"decode_offset", "kv_transfer"};
 constexpr std::array<std::string_view, 5> kLayoutKeys{"tp", "ep", "pp", "dp", "placement"};
 constexpr std::array<std::string_view, 3> kComputeKeys{"layer_time", "peak_flops", "memory_bandwidth"};
@@ -143,7 +145,53 @@ Layout read_layout(const Value& v, const std::string& path) {
   return l;
 }
 
+// A load's `host_numa:` (local, remote or a NUMA node number), `source:` (host or storage)
+// and `gds:` (on or off; storage only).
+void read_load_source(const Value& w, Workload& load) {
+  if (const Value* h = input::find(w, "host_numa")) {
+    load.host_numa_at = h->at;
+    const std::string t = input::as_string(*h, "workload.host_numa");
+    if (t == "local") load.host_numa = HostNuma::local;
+    else if (t == "remote") load.host_numa = HostNuma::remote;
+    else if (!t.empty() && t.find_first_not_of("0123456789") == std::string::npos) {
+      load.host_numa = HostNuma::node;
+      load.numa_node = static_cast<int>(input::as_count(*h, "workload.host_numa", 0, 1023));
+    } else {
+      input::fail(*h, fmt::format("workload.host_numa: expected local, remote or a NUMA node number (0, 1, ...), "
+                                  "got '{}'", t));
+    }
+  }
+  if (const Value* src = input::find(w, "source")) {
+    load.source_at = src->at;
+    const std::string t = input::as_string(*src, "workload.source");
+    if (t == "host") load.source = LoadSource::host;
+    else if (t == "storage") load.source = LoadSource::storage;
+    else input::fail(*src, fmt::format("workload.source: expected host or storage, got '{}'", t));
+  }
+  if (const Value* g = input::find(w, "gds")) {
+    if (load.source != LoadSource::storage)
+      input::fail(*g, "workload.gds: GPUDirect Storage applies to a load from storage (source: storage)");
+    const std::string t = input::as_string(*g, "workload.gds");
+    if (t == "on" || t == "true") load.gds = true;
+    else if (t == "off" || t == "false") load.gds = false;
+    else input::fail(*g, fmt::format("workload.gds: expected on or off, got '{}'", t));
+  }
+  if (load.source == LoadSource::storage && load.gds && input::find(w, "host_numa"))
+    input::fail(*input::find(w, "host_numa"),
+                "workload.host_numa: a GPUDirect Storage read (gds: on) passes through no host buffer; "
+                "drop host_numa or set gds: off");
+}
+
 }  // namespace
+
+std::string load_source_text(const Workload& w) {
+  const std::string numa = w.host_numa == HostNuma::remote ? " on the far socket"
+                           : w.host_numa == HostNuma::node ? fmt::format(" on NUMA node {}", w.numa_node)
+                                                           : "";
+  if (w.source == LoadSource::host) return "host memory" + numa;
+  if (w.gds) return "storage with GPUDirect Storage";
+  return "storage through host memory" + numa + " (no GPUDirect Storage)";
+}
 
 std::optional<std::string> layout_problem(const ModelShape& m, const Layout& l, int gpus) {
   if (l.gpus() > gpus)
@@ -247,9 +295,14 @@ Scenario load_scenario(const std::string& path, const std::map<std::string, std:
   } else if (phase == "load") {
     s.workload.phase = Phase::load;
     if (const Value* b = input::find(w, "bytes")) s.workload.bytes = input::as_size(*b, "workload.bytes");
+    read_load_source(w, s.workload);
   } else {
     input::fail(*input::find(w, "phase"), fmt::format("workload.phase: expected prefill, decode or load, got '{}'", phase));
   }
+  if (s.workload.phase != Phase::load)
+    for (const auto key : kLoadOnlyKeys)
+      if (const Value* v = input::find(w, key))
+        input::fail(*v, fmt::format("workload.{}: applies to a load (phase: load), not a {}", key, phase));
   if (const Value* mb = input::find(w, "micro_batches")) {
     if (s.workload.phase == Phase::load) input::fail(*mb, "workload.micro_batches: applies to a prefill or a decode, not a load");
     const long most = s.workload.phase == Phase::prefill ? s.workload.tokens : s.workload.batch;

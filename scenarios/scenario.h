@@ -59,8 +59,16 @@ inline double expert_params(const ModelShape& m) { return 3.0 * m.hidden * stati
 // Experts on the busiest EP rank: experts are dealt out in blocks of ceil(experts / ep).
 inline int experts_per_rank(const ModelShape& m, int ep) { return (m.experts + ep - 1) / ep; }
 
-// load: the weights copied from host memory to the GPUs (a model load).
+// load: the weights copied from host memory (or storage) to the GPUs (a model load).
 enum class Phase { prefill, decode, load };
+
+// Where a load's pinned host buffers live: on the GPU's own socket, on another socket (the copy
+// then crosses the inter-socket link), or on one NUMA node named by number (a cpu device of
+// the GPU's node, in topology order).
+enum class HostNuma { local, remote, node };
+// Where a load's weights come from: host memory already holding them, or NVMe drives of the
+// topology (read directly into the GPU with GPUDirect Storage, else bounced through host memory).
+enum class LoadSource { host, storage };
 
 struct Workload {
   Phase phase = Phase::prefill;
@@ -68,6 +76,11 @@ struct Workload {
   long batch = 0;       // decode: sequences per replica
   long context = 0;     // decode: context length (for the KV cache size)
   sim::Bytes bytes;     // load: total bytes to load (0: the model's weights), split over the GPUs
+  HostNuma host_numa = HostNuma::local;   // load: where the host buffers live
+  int numa_node = -1;                     // HostNuma::node: which (a cpu's socket number)
+  LoadSource source = LoadSource::host;   // load: host memory or the node's NVMe drives
+  bool gds = false;                       // storage: GPUDirect Storage (drive -> GPU directly)
+  input::Position host_numa_at, source_at;   // for errors only the topology can show
   // Prefill/decode disaggregation: the decode group is the same layout shifted by
   // decode_offset GPUs; the prefill ships its KV cache there, layer by layer (overlapping
   // the rest of the prefill) or all at once at the end. 0: no disaggregation.
@@ -79,6 +92,10 @@ struct Workload {
   // all_to_all with expert compute). 1: the whole batch at once.
   int micro_batches = 1;
 };
+
+// Where a load reads from, for output: "host memory", "host memory on the far socket",
+// "storage with GPUDirect Storage", "storage through host memory on NUMA node 1", ...
+std::string load_source_text(const Workload& w);
 
 enum class Placement { pack, spread, explicit_map };
 

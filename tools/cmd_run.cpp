@@ -80,6 +80,7 @@ nlohmann::ordered_json to_json(const scenarios::Scenario& s, const std::string& 
   out["phase"] = s.workload.phase == scenarios::Phase::prefill  ? "prefill"
                  : s.workload.phase == scenarios::Phase::decode ? "decode"
                                                                 : "load";
+  if (s.workload.phase == scenarios::Phase::load) out["load_from"] = scenarios::load_source_text(s.workload);
   out["layout"] = {{"tp", s.layout.tp}, {"ep", s.layout.ep}, {"pp", s.layout.pp}, {"dp", s.layout.dp},
                    {"gpus", s.layout.gpus()}};
   out["micro_batches"] = s.workload.micro_batches;
@@ -134,7 +135,8 @@ void print_table(const scenarios::Scenario& s, const std::string& topo, const st
     fmt::print("# decode of {} sequences per replica (context {}){}; layout {}\n", s.workload.batch, s.workload.context,
                split, layout_text(s.layout));
   else
-    fmt::print("# load of the weights from host memory; layout {}\n", layout_text(s.layout));
+    fmt::print("# load of the weights from {}; layout {}\n", scenarios::load_source_text(s.workload),
+               layout_text(s.layout));
   fmt::print("{:<24} {:>12.3f} ms\n", "step time", r.step.ms());
   if (band)
     fmt::print("{:<24} {:>12.3f} .. {:.3f} ms   (8 in 10 on validation data of class {}; exposed communication scaled)\n",

@@ -31,7 +31,7 @@ inline StepInterval step_band(const MachineInput& in, const scenarios::StepResul
   const PredictionBands bands(in, gpus);
   double weight = 0.0, low = 0.0, high = 0.0;
   for (const auto& [kind, c] : r.by_collective) {
-    if (c.count <= 0 || c.time.count() <= 0.0 || kind == "weight_load") continue;
+    if (c.count <= 0 || c.time.count() <= 0.0 || kind == "weight_load" || kind == "storage_read") continue;
     const accuracy::Band b = bands.at(c.bytes.count() / c.count);
     weight += c.time.count();
     low += c.time.count() * b.low;

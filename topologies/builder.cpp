@@ -31,14 +31,14 @@ constexpr std::array<std::string_view, 6> kTopKeys = {"name",  "description", "p
                                                       "node",  "nodes",       "fabric"};
 constexpr std::array<std::string_view, 3> kNodeKeys = {"devices", "links", "nic_binding"};
 constexpr std::array<std::string_view, 2> kBindingKeys = {"gpu", "nic"};
-constexpr std::array<std::string_view, 9> kDeviceKeys = {
-    "kind", "count", "model", "arch", "memory_bandwidth", "memory", "multicast", "host_bridge", "peer_to_peer"};
+constexpr std::array<std::string_view, 10> kDeviceKeys = {
+    "kind", "count", "model", "arch", "memory_bandwidth", "memory", "multicast", "host_bridge", "peer_to_peer", "read"};
 constexpr std::array<std::string_view, 8> kLinkKeys = {
     "from", "to", "tier", "count", "bandwidth", "link_bandwidth", "latency", "pattern"};
 constexpr std::array<std::string_view, 10> kArchs = {
     "volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna2", "cdna3", "cdna4", "unknown"};
-constexpr std::array<std::string_view, 6> kKinds = {"gpu", "nvswitch", "pcie_switch",
-                                                    "cpu", "nic",      "switch"};
+constexpr std::array<std::string_view, 7> kKinds = {"gpu", "nvswitch", "pcie_switch",
+                                                    "cpu", "nic",      "switch", "nvme"};
 constexpr std::array<std::string_view, 8> kTiers = {"nvlink", "pcie", "upi", "xgmi",
                                                     "c2c",    "ib",   "roce", "eth"};
 
@@ -142,6 +142,8 @@ Group parse_group(const Value::Entry& e, const std::string& path) {
       g.proto.multicast = as_bool(*m, join_path(path, "multicast"));
     if (const Value* h = only_for("host_bridge", *kind == DeviceKind::pcie_switch, "pcie_switch devices"))
       g.proto.host_bridge = as_bool(*h, join_path(path, "host_bridge"));
+    if (const Value* r = only_for("read", *kind == DeviceKind::nvme, "nvme devices"))
+      g.proto.read_bandwidth = as_rate(*r, join_path(path, "read"));
   }
   return g;
 }

@@ -9,7 +9,8 @@ namespace wiresim::topo {
 namespace {
 
 constexpr DeviceKind kKinds[] = {DeviceKind::gpu, DeviceKind::nvswitch, DeviceKind::pcie_switch,
-                                 DeviceKind::cpu, DeviceKind::nic, DeviceKind::network_switch};
+                                 DeviceKind::cpu, DeviceKind::nic, DeviceKind::network_switch,
+                                 DeviceKind::nvme};
 constexpr Tier kTiers[] = {Tier::nvlink, Tier::pcie, Tier::upi, Tier::xgmi,
                            Tier::c2c,    Tier::ib,   Tier::roce, Tier::eth};
 
@@ -87,6 +88,13 @@ std::string topo_summary(const LinkGraph& g, const Router& router) {
       if (multicast == kinds[k]) note = "in-switch reduction and multicast (NVLS)";
       else if (multicast) note = fmt::format("{} with in-switch reduction and multicast", multicast);
     }
+    if (k == DeviceKind::nvme) {
+      std::vector<std::string> reads;
+      for (DeviceId d = 0; d < g.device_count(); ++d)
+        if (g.device(d).kind == k && g.device(d).read_bandwidth.count() > 0.0)
+          reads.push_back("read " + sim::format_rate(g.device(d).read_bandwidth) + " per drive");
+      for (const auto& [what, n] : tally(reads)) note += (note.empty() ? "" : "; ") + what;
+    }
     out += fmt::format("  {:<13}{:>6}{}\n", to_string(k), kinds[k], note.empty() ? "" : "  " + note);
   }
   out += fmt::format("nodes {}\n\nlinks (directed: a full-duplex cable is two)\n", nodes);
@@ -162,7 +170,8 @@ std::string topo_dot(const LinkGraph& g) {
   static const std::map<DeviceKind, const char*> kFill = {
       {DeviceKind::gpu, "#b6e3a1"},         {DeviceKind::nvswitch, "#7fbf5f"},
       {DeviceKind::pcie_switch, "#d9d9d9"}, {DeviceKind::cpu, "#9ecae1"},
-      {DeviceKind::nic, "#fdd49e"},         {DeviceKind::network_switch, "#fc8d59"}};
+      {DeviceKind::nic, "#fdd49e"},         {DeviceKind::network_switch, "#fc8d59"},
+      {DeviceKind::nvme, "#fee391"}};
   static const std::map<Tier, const char*> kColor = {
       {Tier::nvlink, "#4d9221"}, {Tier::pcie, "#636363"}, {Tier::upi, "#3182bd"},
       {Tier::xgmi, "#b2182b"},   {Tier::c2c, "#6a51a3"},  {Tier::ib, "#e6550d"},

@@ -9,8 +9,8 @@
 namespace wiresim::topo {
 namespace {
 
-constexpr std::array<std::string_view, 6> kKindNames = {"gpu", "nvswitch", "pcie_switch",
-                                                        "cpu", "nic", "switch"};
+constexpr std::array<std::string_view, 7> kKindNames = {"gpu", "nvswitch", "pcie_switch",
+                                                        "cpu", "nic", "switch", "nvme"};
 constexpr std::array<std::string_view, 8> kTierNames = {"nvlink", "pcie", "upi", "xgmi",
                                                         "c2c",    "ib",   "roce", "eth"};
 

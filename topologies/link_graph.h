@@ -1,5 +1,5 @@
 // LinkGraph: the hardware as a directed graph. Vertices are devices (GPU, NVSwitch, PCIe
-// switch, CPU socket, NIC, network switch); edges are directed links, each with a bandwidth
+// switch, CPU socket, NIC, network switch, NVMe drive); edges are directed links, each with a bandwidth
 // per direction, a latency and a tier. A full-duplex cable is two links, one each way.
 // Link ids are dense (0..link_count()-1) and are the same ids the simulator's network uses.
 //
@@ -32,7 +32,7 @@ namespace wiresim::topo {
 using sim::LinkId;
 using DeviceId = std::uint32_t;
 
-enum class DeviceKind { gpu, nvswitch, pcie_switch, cpu, nic, network_switch };
+enum class DeviceKind { gpu, nvswitch, pcie_switch, cpu, nic, network_switch, nvme };
 enum class Tier { nvlink, pcie, upi, xgmi, c2c, ib, roce, eth };
 
 std::string_view to_string(DeviceKind kind);   // "gpu", "nvswitch", ..., "switch"
@@ -64,6 +64,9 @@ struct Device {
   // PCIe switches: this one is a host bridge (root complex port) rather than a discrete
   // switch, so paths through it read PHB in nvidia-smi's matrix instead of PIX/PXB.
   bool host_bridge = false;
+  // NVMe drives: the sustained sequential read rate of the drive itself; its links away from
+  // it carry no more than this (models::Machine). 0: the link's rate alone.
+  sim::BytesPerSec read_bandwidth;
 };
 
 struct Link {

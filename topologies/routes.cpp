@@ -101,7 +101,7 @@ std::unordered_map<DeviceId, Router::Best> Router::search(DeviceId src, std::opt
     if (cost != bu.cost || hops != bu.hops) continue;
     if (dst && u == *dst) break;
     const DeviceKind ku = graph_.device(u).kind;
-    if (u != src && (ku == DeviceKind::gpu || ku == DeviceKind::nic)) continue;  // no forwarding
+    if (u != src && (ku == DeviceKind::gpu || ku == DeviceKind::nic || ku == DeviceKind::nvme)) continue;  // no forwarding
     for (LinkId id : graph_.out_links(u)) {
       const Link& l = graph_.link(id);
       const Device& v = graph_.device(l.to);

@@ -189,6 +189,118 @@ TEST_CASE("model load: 70 GB over PCIe 5 vs NVLink-C2C") {
   CHECK(c2c.by_tier.count("c2c") == 1);
 }
 
+TEST_CASE("model load: host buffers on the far socket pay the UPI link, which 8 GPUs share") {
+  // pcie-h100-8gpu-2socket: 4 GPUs a socket, 2 a PCIe switch, each switch on a Gen5 x16
+  // uplink (63 GB/s raw); the sockets joined by 3 UPI links of 32 GB/s (96 GB/s a direction).
+  // 140 GB over 8 GPUs is 17.5 GB each. Local buffers: 35 GB over each uplink, nothing over
+  // UPI. Far buffers: the 4 GPUs of a socket take 70 GB through one direction of UPI, which
+  // cannot go faster than its raw rate: 70 GB / 96 GB/s = 0.729 s bounds the load below.
+  const StepResult local = run_file("model-load-local-numa.yaml");
+  const StepResult remote = run_file("model-load-remote-numa.yaml");
+  CHECK(local.by_tier.count("upi") == 0);
+  CHECK(local.step.count() >= 35e9 / 63e9);
+  REQUIRE(remote.by_tier.count("upi") == 1);
+  CHECK(remote.by_tier.at("upi").bytes.count() == doctest::Approx(2 * 70e9).epsilon(1e-9));
+  CHECK(remote.step.count() >= 70e9 / 96e9);
+  CHECK(remote.step > local.step);
+  // The socket link is the bottleneck: the busiest link is a UPI direction.
+  REQUIRE(!remote.busiest.empty());
+  const std::string& hot = remote.busiest.front().link;
+  CHECK_MESSAGE((hot.find("cpu0->cpu1") != std::string::npos || hot.find("cpu1->cpu0") != std::string::npos), hot);
+  CHECK(remote.by_collective.at("weight_load").bytes.count() == doctest::Approx(140e9).epsilon(1e-9));
+}
+
+TEST_CASE("model load: a NUMA node named by number is that socket's memory") {
+  Scenario s = load_scenario(repo("scenarios/model-load-local-numa.yaml"));
+  const topo::LinkGraph g = topo::load_topology(s.topology, s.set);
+  s.workload.host_numa = HostNuma::node;
+  s.workload.numa_node = 0;
+  // Every GPU from socket 0's memory: the 4 GPUs of socket 1 cross UPI (70 GB one way).
+  const StepResult zero = step(s, g, Method::simulate);
+  REQUIRE(zero.by_tier.count("upi") == 1);
+  CHECK(zero.by_tier.at("upi").bytes.count() == doctest::Approx(70e9).epsilon(1e-9));
+  CHECK(zero.step.count() >= 70e9 / 96e9);
+}
+
+TEST_CASE("model load from storage: GPUDirect Storage vs a bounce through host memory, 140 GB") {
+  // dgx-h100-nvme: 8 U.2 drives on PCIe Gen4 x4, 7.88 GB/s raw each, read 6.6 GiB/s. Whatever
+  // the path, 140 GB leave 8 drives no faster than 8 x 7.88 GB/s: 2.22 s bounds both below.
+  // At PCIe's achievable 84% (6.62 GB/s a drive, under the drive's 7.09 GB/s read) GDS is
+  // drive-bound: 140 GB / (8 x 6.62 GB/s) = 2.645 s.
+  const StepResult gds = run_file("model-load-gds.yaml");
+  const StepResult bounce = run_file("model-load-bounce.yaml");
+  const double floor = 140e9 / (8 * 7.88e9);
+  CHECK(gds.step.count() >= floor);
+  CHECK(bounce.step.count() >= floor);
+  CHECK(gds.step.count() == doctest::Approx(140e9 / (8 * 7.88e9 * 0.84)).epsilon(0.01));
+  // The bounce moves every byte twice: drive -> host, then host -> GPU; GDS once.
+  CHECK(gds.by_collective.count("storage_read") == 0);
+  CHECK(gds.by_collective.at("weight_load").bytes.count() == doctest::Approx(140e9).epsilon(1e-9));
+  CHECK(bounce.by_collective.at("storage_read").bytes.count() == doctest::Approx(140e9).epsilon(1e-9));
+  CHECK(bounce.by_collective.at("weight_load").bytes.count() == doctest::Approx(140e9).epsilon(1e-9));
+  CHECK(bounce.by_tier.at("pcie").bytes > gds.by_tier.at("pcie").bytes);
+  // The last chunk is still to copy when the drives finish: the bounce is the slower, by at
+  // least that chunk (17.5 GB / 8 drives / 8 chunks = 273 MB) over a Gen5 x16 link.
+  CHECK(bounce.step.count() >= gds.step.count() + 17.5e9 / 64 / 63e9);
+}
+
+TEST_CASE("model load: bad host_numa, source and gds values are refused where they are written") {
+  const std::string head = std::string("topology: ") + repo("topologies/pcie-h100-8gpu-2socket.yaml") + "\n" + kModel;
+  const auto load_error = [](const std::string& name, const std::string& text) {
+    const std::string path = write_temp(name, text);
+    try {
+      load_scenario(path);
+    } catch (const input::InputError& e) {
+      CHECK(e.file() == path);
+      return e;
+    }
+    FAIL("expected an InputError for " << name);
+    return input::InputError("");
+  };
+  const auto e1 = load_error("numa.yaml", head + "workload: {phase: load, bytes: 70GB, host_numa: far}\nlayout: {tp: 8}\n");
+  CHECK(e1.line() == 3);
+  CHECK(e1.column() == 49);
+  CHECK(std::string(e1.what()).find("expected local, remote or a NUMA node number") != std::string::npos);
+  const auto e2 = load_error("source.yaml", head + "workload: {phase: load, source: disk}\nlayout: {tp: 8}\n");
+  CHECK(e2.line() == 3);
+  CHECK(std::string(e2.what()).find("expected host or storage, got 'disk'") != std::string::npos);
+  const auto e3 = load_error("gds.yaml", head + "workload: {phase: load, source: storage, gds: maybe}\nlayout: {tp: 8}\n");
+  CHECK(e3.line() == 3);
+  CHECK(std::string(e3.what()).find("expected on or off") != std::string::npos);
+  const auto e4 = load_error("gdshost.yaml", head + "workload: {phase: load, gds: on}\nlayout: {tp: 8}\n");
+  CHECK(std::string(e4.what()).find("source: storage") != std::string::npos);
+  const auto e5 = load_error("prefill.yaml", head + "workload: {phase: prefill, tokens: 4, host_numa: remote}\nlayout: {tp: 8}\n");
+  CHECK(e5.line() == 3);
+  CHECK(std::string(e5.what()).find("applies to a load") != std::string::npos);
+  const auto e6 = load_error("gdsnuma.yaml", head + "workload: {phase: load, source: storage, gds: on, host_numa: 1}\nlayout: {tp: 8}\n");
+  CHECK(e6.line() == 3);
+  CHECK(std::string(e6.what()).find("passes through no host buffer") != std::string::npos);
+
+  // What only the topology can say, still at the value's line and column.
+  const auto run_error = [&](const std::string& name, const std::string& topology, const std::string& workload) {
+    const std::string path = write_temp(name, std::string("topology: ") + repo("topologies/" + topology) + "\n" +
+                                                  kModel + workload + "\nlayout: {tp: 8}\n");
+    const Scenario s = load_scenario(path);
+    const topo::LinkGraph g = topo::load_topology(s.topology, s.set);
+    try {
+      step(s, g, Method::simulate);
+    } catch (const input::InputError& e) {
+      CHECK(e.file() == path);
+      CHECK(e.line() == 3);
+      return std::string(e.what());
+    }
+    FAIL("expected an InputError for " << name);
+    return std::string();
+  };
+  CHECK(run_error("node5.yaml", "pcie-h100-8gpu-2socket.yaml", "workload: {phase: load, host_numa: 5}")
+            .find("no NUMA node 5") != std::string::npos);
+  // A GB200 tray's two Graces are joined by no link the topology models.
+  CHECK(run_error("nolink.yaml", "gb200-nvl72.yaml", "workload: {phase: load, host_numa: remote}")
+            .find("by no route") != std::string::npos);
+  CHECK(run_error("nodrives.yaml", "hgx-h100.yaml", "workload: {phase: load, source: storage, gds: on}")
+            .find("needs NVMe drives") != std::string::npos);
+}
+
 TEST_CASE("disaggregation: shipping the KV cache layer by layer hides it behind the prefill") {
   const StepResult layer = run_file("llama70b-disagg-layer.yaml");
   const StepResult all = run_file("llama70b-disagg-all.yaml");

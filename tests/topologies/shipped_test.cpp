@@ -103,6 +103,31 @@ TEST_CASE("pcie-8gpu-2socket: PIX under a switch, NODE across switches, SYS acro
   CHECK(r.nic_for(gpu(7)) == *g.find("nic3"));
 }
 
+TEST_CASE("dgx-h100-nvme: 8 data drives, 4 a socket, read only from, never through") {
+  const LinkGraph g = load_topology(kDir + "dgx-h100-nvme.yaml");
+  CHECK(count_kind(g, DeviceKind::nvme) == 8);
+  int on_socket[2] = {0, 0};
+  for (DeviceId d = 0; d < g.device_count(); ++d)
+    if (g.device(d).kind == DeviceKind::nvme) {
+      REQUIRE(g.device(d).socket >= 0);
+      ++on_socket[g.device(d).socket];
+      CHECK(g.device(d).read_bandwidth.count() == doctest::Approx(6.6 * 1073741824.0));
+    }
+  CHECK(on_socket[0] == 4);
+  CHECK(on_socket[1] == 4);
+  const Router r(g);
+  // nvme0 sits on pcie_upstream0 with gpu0 and gpu1's switches: drive -> upstream -> switch -> GPU.
+  const auto read = r.route(*g.find("nvme0"), g.gpus()[0]);
+  CHECK(read.size() == 3);
+  // No route forwards through a drive: a drive's links all start or end at that drive.
+  for (DeviceId a : g.gpus())
+    for (LinkId l : r.route(a, *g.find("nvme7")))
+      if (g.device(g.link(l).from).kind == DeviceKind::nvme) CHECK(false);
+  // Everything else is hgx-h100's.
+  CHECK(g.gpus().size() == 8);
+  CHECK(count_kind(g, DeviceKind::nic) == 8);
+}
+
 TEST_CASE("mi300x-8: a full mesh, one xGMI link per pair") {
   const LinkGraph g = load_topology(kDir + "mi300x-8.yaml");
   const Router r(g);
