@@ -105,7 +105,7 @@ bool has_region(const std::vector<Prepared>& sets, Region r) {
 std::set<topo::Tier> tiers_crossed(const std::vector<Prepared>& sets, const models::Params& params) {
   std::set<topo::Tier> tiers;
   for (const auto& s : sets) {
-    const models::Machine m(*s.graph, params, {s.map.p2p});
+    const models::Machine m(*s.graph, params, {.p2p = s.map.p2p});
     const auto ranks = accuracy::pick_ranks(*s.graph, s.map);
     for (auto a : ranks)
       for (auto b : ranks)

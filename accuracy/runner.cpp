@@ -76,7 +76,7 @@ Result run(const Prepared& set, const models::Params& params, models::Method met
     const auto op = models::parse_collective(r.collective);
     if (!op) throw InputError(set.file, 0, 0, "no '# collective:' header naming the test and no 'collective:' in the map");
     r.collective = std::string(models::to_string(*op));
-    const models::Machine machine(*set.graph, params, {m.p2p});
+    const models::Machine machine(*set.graph, params, {.p2p = m.p2p});
     models::Problem problem;
     problem.op = *op;
     problem.limits = limits;

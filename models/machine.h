@@ -65,7 +65,7 @@ struct Transports {
   bool p2p = true;             // NCCL_P2P_DISABLE=0 (false: as p2p_level LOC)
   Gdr gdr = Gdr::automatic;    // NCCL_NET_GDR_LEVEL
   Net net = Net::ib;           // NET/IB, or NET/Socket
-  std::optional<PathType> p2p_level;   // NCCL_P2P_LEVEL; nullopt: NCCL's default, PXB
+  std::optional<PathType> p2p_level = std::nullopt;   // NCCL_P2P_LEVEL; nullopt: NCCL's default, PXB
 };
 
 // The knobs as the command line (--p2p, --gdr, --net) and scenario files (`transport:`) spell

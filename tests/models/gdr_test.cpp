@@ -45,7 +45,7 @@ TEST_CASE("GDR by NCCL's rule: PIX NICs on HGX, and P2C (over C2C to the NIC's C
 
 TEST_CASE("--gdr off: NET data goes GPU -> its CPU -> NIC and NIC -> CPU -> GPU, a continuous route") {
   const topo::LinkGraph g = cluster("cluster-h100-ib.yaml", "nodes", "2");
-  const Machine m(g, default_params(), {true, Gdr::off});
+  const Machine m(g, default_params(), {.gdr = Gdr::off});
   for (std::size_t i : {std::size_t{0}, std::size_t{5}}) {
     const auto a = g.gpus()[i], b = g.gpus()[8 + (i + 3) % 8];
     CHECK(m.exchange(a, b).name() == "NET via host memory");

@@ -63,7 +63,7 @@ TEST_CASE("the DGX-1 hybrid cube mesh gets rings over NVLink only, bonded pairs 
   // Switched or P2P-off machines have no mesh rings: the ring keeps rank order there.
   const topo::LinkGraph h = topo::load_topology(testing::shipped("hgx-h100.yaml"));
   CHECK(Machine(h, default_params()).mesh_rings(gpus_of(h)).empty());
-  CHECK(Machine(g, default_params(), {false}).mesh_rings(gpus).empty());
+  CHECK(Machine(g, default_params(), {.p2p = false}).mesh_rings(gpus).empty());
 }
 
 TEST_CASE("a ring all_reduce on the xGMI mesh puts S/4 on every one of the 56 links") {

@@ -23,7 +23,7 @@ topo::LinkGraph two_nodes() {
 TEST_CASE("NET/Socket: no GPUDirect RDMA, named as such; the same pair is NET with GDR over IB") {
   const topo::LinkGraph g = two_nodes();
   const Machine ib(g, default_params());
-  const Machine socket(g, default_params(), {true, Gdr::automatic, Net::socket});
+  const Machine socket(g, default_params(), {.net = Net::socket});
   const auto a = g.gpus()[0], b = g.gpus()[8];
   CHECK(ib.exchange(a, b).name() == "NET");
   CHECK(socket.exchange(a, b).name() == "NET/Socket");
@@ -41,7 +41,7 @@ TEST_CASE("NET/Socket ring all_reduce across 2 nodes: bound by one stream per ch
   // comes close (NICs: 8 x 50 GB/s), so the ring runs near that bound; over IB it is far faster.
   const topo::LinkGraph g = two_nodes();
   const Params& params = default_params();
-  const Machine socket(g, params, {true, Gdr::automatic, Net::socket});
+  const Machine socket(g, params, {.net = Net::socket});
   const Machine ib(g, params);
   const double size = 1024.0 * 1024 * 1024, n = 16;
   const int channels = 24;
@@ -61,7 +61,7 @@ TEST_CASE("NET/Socket ring all_reduce across 2 nodes: bound by one stream per ch
 TEST_CASE("NET/Socket: a one-hop 8 B broadcast pays the socket's step extra once") {
   const topo::LinkGraph g = two_nodes();
   const Params& params = default_params();
-  const Machine socket(g, params, {true, Gdr::automatic, Net::socket});
+  const Machine socket(g, params, {.net = Net::socket});
   const Machine ib(g, params);
   const Problem p(Collective::broadcast, sim::Bytes{8}, {g.gpus()[0], g.gpus()[8]});
   const Choice c{Algorithm::ring, Protocol::ll, 1};

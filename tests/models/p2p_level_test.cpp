@@ -19,7 +19,7 @@ topo::LinkGraph a40() {
   return topo::load_topology(std::string(WIRESIM_SOURCE_DIR) + "/topologies/a40-pcie-8gpu-2socket.yaml", {});
 }
 
-Transports level(PathType t) { return {true, Gdr::automatic, Net::ib, t}; }
+Transports level(PathType t) { return {.p2p_level = t}; }
 
 }  // namespace
 
@@ -61,7 +61,7 @@ TEST_CASE("P2P level: pairs up to it use P2P, farther ones stage through host me
   // LOC: nothing is P2P, as with NCCL_P2P_DISABLE=1, NVLink pairs included.
   const Machine loc(g, default_params(), level(PathType::loc));
   CHECK(loc.exchange(gpu(0), gpu(1)).name() == "SHM");
-  const Machine off(g, default_params(), {false});
+  const Machine off(g, default_params(), {.p2p = false});
   CHECK(off.exchange(gpu(0), gpu(1)).name() == "SHM");
 }
 
