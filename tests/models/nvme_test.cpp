@@ -32,9 +32,12 @@ topo::LinkGraph box(const std::string& read) {
 
 TEST_CASE("a drive's read rate caps the way out of it; the tier's efficiency caps the rest") {
   const double efficiency = 0.84;   // PCIe on hopper, models/params.yaml
-  for (const auto& [read, expected] : {std::pair{std::string(", read: 3GB/s"), 3e9},      // the drive binds
-                                       std::pair{std::string(", read: 7.5GB/s"), 7.88e9 * efficiency},  // the link binds
-                                       std::pair{std::string(), 7.88e9 * efficiency}}) {  // no read given
+  for (const auto& c : {std::pair{std::string(", read: 3GB/s"), 3e9},                  // the drive binds
+                        std::pair{std::string(", read: 7.5GB/s"), 7.88e9 * efficiency},  // the link binds
+                        std::pair{std::string(), 7.88e9 * efficiency}}) {               // no read given
+    // Named copies, not structured bindings: clang 14 cannot capture those in CAPTURE's lambda.
+    const std::string read = c.first;
+    const double expected = c.second;
     CAPTURE(read);
     const topo::LinkGraph g = box(read);
     const models::Machine m(g, models::default_params());
