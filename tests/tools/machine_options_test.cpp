@@ -148,6 +148,34 @@ TEST_CASE("a scenario's transport: section is its step's; the command line's --n
   expect_one_line_error(wiresim("run " + unknown), "bad-key.yaml:12:", "rdma");
 }
 
+TEST_CASE("the shipped gdr-off scenario: the TP 16 prefill without GPUDirect RDMA is slower, and says why") {
+  const auto json = [](const Run& r) {
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const auto on = json(wiresim("run scenarios/llama70b-2node-tp16.yaml --format json"));
+  const auto off = json(wiresim("run scenarios/llama70b-2node-tp16-gdr-off.yaml --format json"));
+  const double t_on = on["step_time_ms"].get<double>(), t_off = off["step_time_ms"].get<double>();
+  // Without GDR a NET byte goes GPU -> PCIe switch -> upstream switch -> CPU and back down to
+  // the NIC (hgx-h100.yaml), on both nodes: 6 PCIe hops a side instead of 2. The IB bytes are
+  // the same, so the PCIe tier carries 8 more hop-bytes per NET byte, 4 x the IB tier's
+  // (each NET byte crosses 2 IB links, NIC -> leaf -> NIC).
+  const auto tier = [](const nlohmann::json& j, const char* t) {
+    return j["breakdown"]["by_tier"][t]["bytes"].get<double>();
+  };
+  CHECK(tier(off, "ib") == doctest::Approx(tier(on, "ib")).epsilon(1e-9));
+  CHECK(tier(off, "pcie") - tier(on, "pcie") == doctest::Approx(4 * tier(on, "ib")).epsilon(1e-6));
+  // ... and the all_reduces wait for it: more than 1.3x the GDR step (docs/scenarios.md).
+  CHECK(t_off > 1.3 * t_on);
+  CHECK(off["transport"].get<std::string>().find("gdr off") != std::string::npos);
+  // The command line wins over the file's transport: section.
+  CHECK(json(wiresim("run scenarios/llama70b-2node-tp16-gdr-off.yaml --gdr auto --format json"))["step_time_ms"] == t_on);
+  CHECK(json(wiresim("run scenarios/llama70b-2node-tp16.yaml --gdr off --format json"))["step_time_ms"] == t_off);
+  const Run why = wiresim("run scenarios/llama70b-2node-tp16-gdr-off.yaml --explain");
+  REQUIRE(why.exit_code == 0);
+  CHECK(why.out.find("NET through host memory (no GPUDirect RDMA") != std::string::npos);
+}
+
 TEST_CASE("coll --p2p-level SYS: the cross-socket pairs of the A40 box go P2P, faster, and the output says so") {
   const std::string c = "coll all_reduce --topo topologies/a40-pcie-8gpu-2socket.yaml --ranks 0,1,6,7 --sizes 1GiB";
   const Run nccl_default = wiresim(c + " --format json");
