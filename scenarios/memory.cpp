@@ -41,6 +41,14 @@ MemoryUse memory_per_gpu(const ModelShape& m, const Layout& l, const Workload& w
   const double all = w.phase == Phase::decode ? static_cast<double>(w.batch) : static_cast<double>(w.tokens);
   const double per_micro_batch = std::ceil(all / std::max(1, w.micro_batches));
   use.activations = sim::Bytes{2.0 * per_micro_batch * (m.hidden + static_cast<double>(m.ffn) / l.tp) * b};
+  // Offload: the share in host memory leaves the GPU but for two layers' buffers of it (the
+  // layer in use and the one being copied in).
+  const double buffered = std::min(1.0, 2.0 / layers_here);
+  const auto resident = [&](sim::Bytes all, double offloaded) { return all * (1.0 - offloaded + offloaded * buffered); };
+  if (w.phase == Phase::decode && w.offload.any()) {
+    use.kv_cache = resident(use.kv_cache, w.offload.kv);
+    use.weights = resident(use.weights, w.offload.weights);
+  }
   return use;
 }
 

@@ -13,6 +13,8 @@
 //                replica, prefill the prompt's tokens.
 //   activations  2 · T · (h + ffn / tp) · b for a micro-batch of T tokens: the input and output
 //                of the widest GEMM pair in flight (an estimate; kernels' workspaces aside).
+//   offload      a decode's workload.offload share of the KV cache and of the weights stays in
+//                host memory; the GPU keeps the rest and two layers' buffers of the offloaded part.
 //
 //   const MemoryUse m = memory_per_gpu(model, layout, workload);
 //   if (auto why = memory_problem(m, sim::Bytes{80e9})) throw ...;   // "needs 137.0 GB ..."

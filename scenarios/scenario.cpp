@@ -27,9 +27,10 @@ constexpr std::array<std::string_view, 4> kTransportKeys{"p2p", "p2p_level", "gd
 constexpr std::array<std::string_view, 15> kModelKeys{
     "name",       "hidden",    "layers",       "heads",          "kv_heads",          "ffn",    "dtype",  "experts",
     "top_k",      "expert_ffn", "moe_every",   "dense_layers",   "shared_experts",    "kv_bytes_per_token", "routing"};
-constexpr std::array<std::string_view, 10> kWorkloadKeys{"phase",          "tokens", "batch",        "context",
+constexpr std::array<std::string_view, 11> kWorkloadKeys{"phase",          "tokens", "batch",        "context",
                                                          "micro_batches", "bytes",  "disaggregation", "host_numa",
-                                                         "source",        "gds"};
+                                                         "source",        "gds",    "offload"};
+constexpr std::array<std::string_view, 3> kOffloadKeys{"kv", "weights", "host_numa"};
 constexpr std::array<std::string_view, 3> kLoadOnlyKeys{"host_numa", "source", "gds"};
 constexpr std::array<std::string_view, 2> kDisaggregationKeys{"decode_offset", "kv_transfer"};
 constexpr std::array<std::string_view, 5> kLayoutKeys{"tp", "ep", "pp", "dp", "placement"};
@@ -147,19 +148,22 @@ Layout read_layout(const Value& v, const std::string& path) {
 
 // A load's `host_numa:` (local, remote or a NUMA node number), `source:` (host or storage)
 // and `gds:` (on or off; storage only).
+void read_host_numa(const Value& h, const std::string& path, HostNuma& numa, int& node) {
+  const std::string t = input::as_string(h, path);
+  if (t == "local") numa = HostNuma::local;
+  else if (t == "remote") numa = HostNuma::remote;
+  else if (!t.empty() && t.find_first_not_of("0123456789") == std::string::npos) {
+    numa = HostNuma::node;
+    node = static_cast<int>(input::as_count(h, path, 0, 1023));
+  } else {
+    input::fail(h, fmt::format("{}: expected local, remote or a NUMA node number (0, 1, ...), got '{}'", path, t));
+  }
+}
+
 void read_load_source(const Value& w, Workload& load) {
   if (const Value* h = input::find(w, "host_numa")) {
     load.host_numa_at = h->at;
-    const std::string t = input::as_string(*h, "workload.host_numa");
-    if (t == "local") load.host_numa = HostNuma::local;
-    else if (t == "remote") load.host_numa = HostNuma::remote;
-    else if (!t.empty() && t.find_first_not_of("0123456789") == std::string::npos) {
-      load.host_numa = HostNuma::node;
-      load.numa_node = static_cast<int>(input::as_count(*h, "workload.host_numa", 0, 1023));
-    } else {
-      input::fail(*h, fmt::format("workload.host_numa: expected local, remote or a NUMA node number (0, 1, ...), "
-                                  "got '{}'", t));
-    }
+    read_host_numa(*h, "workload.host_numa", load.host_numa, load.numa_node);
   }
   if (const Value* src = input::find(w, "source")) {
     load.source_at = src->at;
@@ -182,7 +186,46 @@ void read_load_source(const Value& w, Workload& load) {
                 "drop host_numa or set gds: off");
 }
 
+// A share of what a GPU holds, 0..1: a number (0.25) or a percentage (25%).
+double read_share(const Value& v, const std::string& path) {
+  const bool percent = v.kind == Value::Kind::scalar && !v.text.empty() && v.text.back() == '%';
+  double x = 0.0;
+  if (percent) {
+    Value number = v;
+    number.text.pop_back();
+    x = input::as_number(number, path) / 100.0;
+  } else {
+    x = input::as_number(v, path);
+  }
+  if (!(x >= 0.0 && x <= 1.0))
+    input::fail(v, fmt::format("{}: expected a share from 0 to 1 (or 0% to 100%), got '{}'", path, v.text));
+  return x;
+}
+
+// A decode's `offload: {kv: SHARE, weights: SHARE, host_numa: local|remote|N}`.
+Offload read_offload(const Value& v) {
+  const std::string path = "workload.offload";
+  input::require_map(v, path);
+  input::check_keys(v, kOffloadKeys, path);
+  Offload o;
+  o.at = v.at;
+  if (const Value* k = input::find(v, "kv")) o.kv = read_share(*k, path + ".kv");
+  if (const Value* w = input::find(v, "weights")) o.weights = read_share(*w, path + ".weights");
+  if (const Value* h = input::find(v, "host_numa")) {
+    o.host_numa_at = h->at;
+    read_host_numa(*h, path + ".host_numa", o.host_numa, o.numa_node);
+  }
+  if (!o.any()) input::fail(v, path + ": offloads nothing; expected kv or weights above 0 (kv: 1.0 keeps the whole KV cache in host memory)");
+  return o;
+}
+
 }  // namespace
+
+std::string offload_place_text(const Offload& o) {
+  return o.host_numa == HostNuma::remote ? "host memory on the far socket"
+         : o.host_numa == HostNuma::node ? fmt::format("host memory on NUMA node {}", o.numa_node)
+                                         : "host memory";
+}
 
 std::string load_source_text(const Workload& w) {
   const std::string numa = w.host_numa == HostNuma::remote ? " on the far socket"
@@ -298,6 +341,13 @@ Scenario load_scenario(const std::string& path, const std::map<std::string, std:
     read_load_source(w, s.workload);
   } else {
     input::fail(*input::find(w, "phase"), fmt::format("workload.phase: expected prefill, decode or load, got '{}'", phase));
+  }
+  if (const Value* o = input::find(w, "offload")) {
+    if (s.workload.phase != Phase::decode)
+      input::fail(*o, fmt::format("workload.offload: applies to a decode (phase: decode), not a {}", phase));
+    s.workload.offload = read_offload(*o);
+    if (const Value* mb = input::find(w, "micro_batches"); mb && mb->text != "1")
+      input::fail(*mb, "workload.micro_batches: an offloading decode runs its batch whole (micro_batches: 1)");
   }
   if (s.workload.phase != Phase::load)
     for (const auto key : kLoadOnlyKeys)

@@ -70,6 +70,21 @@ enum class HostNuma { local, remote, node };
 // topology (read directly into the GPU with GPUDirect Storage, else bounced through host memory).
 enum class LoadSource { host, storage };
 
+// A decode that keeps part of each GPU's KV cache and weights in pinned host memory
+// (`workload.offload`): every step copies each layer's offloaded share host -> GPU before the
+// layer needs it (one copy engine, in layer order, two layers' buffers on the GPU: the copy of
+// layer l waits for layer l - 2 to finish), and writes the step's new KV back GPU -> host
+// after the layer's attention. The copies take the topology's route from the host_numa node
+// to the GPU (PCIe, root complex, UPI, NVLink-C2C), shared with whatever else uses it.
+struct Offload {
+  double kv = 0.0;        // share of each GPU's KV cache held in host memory, 0..1
+  double weights = 0.0;   // share of each GPU's weights held in host memory, 0..1
+  HostNuma host_numa = HostNuma::local;
+  int numa_node = -1;     // HostNuma::node: which (a cpu's socket number)
+  input::Position at, host_numa_at;   // for errors only the topology can show
+  bool any() const { return kv > 0.0 || weights > 0.0; }
+};
+
 struct Workload {
   Phase phase = Phase::prefill;
   long tokens = 0;      // prefill: tokens per batch (per data-parallel replica)
@@ -81,6 +96,7 @@ struct Workload {
   LoadSource source = LoadSource::host;   // load: host memory or the node's NVMe drives
   bool gds = false;                       // storage: GPUDirect Storage (drive -> GPU directly)
   input::Position host_numa_at, source_at;   // for errors only the topology can show
+  Offload offload;                        // decode: KV cache and weights in host memory
   // Prefill/decode disaggregation: the decode group is the same layout shifted by
   // decode_offset GPUs; the prefill ships its KV cache there, layer by layer (overlapping
   // the rest of the prefill) or all at once at the end. 0: no disaggregation.
@@ -96,6 +112,9 @@ struct Workload {
 // Where a load reads from, for output: "host memory", "host memory on the far socket",
 // "storage with GPUDirect Storage", "storage through host memory on NUMA node 1", ...
 std::string load_source_text(const Workload& w);
+// Where a decode's offloaded KV cache and weights live, for output: "host memory", "host
+// memory on the far socket", "host memory on NUMA node 1".
+std::string offload_place_text(const Offload& o);
 
 enum class Placement { pack, spread, explicit_map };
 

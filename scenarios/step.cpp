@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -269,11 +270,12 @@ std::vector<double> dispatch_matrix(const ModelShape& m, int ep, double per_rank
   return matrix;
 }
 
-// The cpu device (NUMA node) on `gpu`'s node that holds its host buffers for a load:
-// workload.host_numa local, remote (the next socket of the node after the GPU's own) or N.
-// A NUMA node the topology joins to the GPU by no route (no socket link) is an error at the
-// host_numa value.
-topo::DeviceId host_for(const Scenario& s, const models::Machine& machine, topo::DeviceId gpu) {
+// The cpu device (NUMA node) on `gpu`'s node that holds its host buffers (a load's, a
+// decode's offload): `numa` local, remote (the next socket of the node after the GPU's own)
+// or the node `numa_node`. A NUMA node the topology joins to the GPU by no route (no socket
+// link) is an error at the host_numa value (`at`, named `key`).
+topo::DeviceId host_for(const models::Machine& machine, topo::DeviceId gpu, HostNuma numa, int numa_node,
+                        const input::Position& at, const std::string& key) {
   const topo::LinkGraph& graph = machine.graph();
   const auto& g = graph.device(gpu);
   std::vector<topo::DeviceId> cpus;
@@ -284,35 +286,85 @@ topo::DeviceId host_for(const Scenario& s, const models::Machine& machine, topo:
     if (dev.socket == g.socket) own = cpus.size();
     cpus.push_back(d);
   }
-  if (cpus.empty()) throw input::InputError(fmt::format("load: {} has no host CPU in {}", g.name, graph.source));
-  const Workload& w = s.workload;
+  if (cpus.empty()) throw input::InputError(fmt::format("{}: {} has no host CPU in {}", key, g.name, graph.source));
   topo::DeviceId host = cpus[own];
-  if (w.host_numa == HostNuma::remote) {
+  if (numa == HostNuma::remote) {
     if (cpus.size() < 2)
-      input::fail(w.host_numa_at, fmt::format("workload.host_numa: remote needs a second socket beside {}'s, "
-                                              "but its node in {} has one cpu; expected local or 0",
-                                              g.name, graph.source));
+      input::fail(at, fmt::format("{}: remote needs a second socket beside {}'s, but its node in {} has one cpu; "
+                                  "expected local or 0",
+                                  key, g.name, graph.source));
     host = cpus[(own + 1) % cpus.size()];
-  } else if (w.host_numa == HostNuma::node) {
-    const auto it = std::find_if(cpus.begin(), cpus.end(), [&](auto d) { return graph.device(d).socket == w.numa_node; });
+  } else if (numa == HostNuma::node) {
+    const auto it = std::find_if(cpus.begin(), cpus.end(), [&](auto d) { return graph.device(d).socket == numa_node; });
     if (it == cpus.end())
-      input::fail(w.host_numa_at, fmt::format("workload.host_numa: no NUMA node {} on {}'s node in {}; "
-                                              "expected local, remote or 0..{}",
-                                              w.numa_node, g.name, graph.source, cpus.size() - 1));
+      input::fail(at, fmt::format("{}: no NUMA node {} on {}'s node in {}; expected local, remote or 0..{}", key,
+                                  numa_node, g.name, graph.source, cpus.size() - 1));
     host = *it;
   }
   if (host != cpus[own]) {
     try {
       machine.route(host, gpu);
     } catch (const input::InputError&) {
-      input::fail(w.host_numa_at, fmt::format("workload.host_numa: {} (NUMA node {}) reaches {} by no route in {} "
-                                              "(no socket link joins them); expected local",
-                                              graph.device(host).name, graph.device(host).socket, g.name,
-                                              graph.source));
+      input::fail(at, fmt::format("{}: {} (NUMA node {}) reaches {} by no route in {} (no socket link joins them); "
+                                  "expected local",
+                                  key, graph.device(host).name, graph.device(host).socket, g.name, graph.source));
     }
   }
   return host;
 }
+
+topo::DeviceId host_for(const Scenario& s, const models::Machine& machine, topo::DeviceId gpu) {
+  const Workload& w = s.workload;
+  return host_for(machine, gpu, w.host_numa, w.numa_node, w.host_numa_at, "workload.host_numa");
+}
+
+// A decode's offload copies (scenarios/scenario.h Offload), GPU by GPU: each GPU's host
+// buffers on its workload.offload.host_numa node, one copy engine per direction taking the
+// layers in order. Per layer and GPU, host -> GPU: the offloaded share of the layer's KV cache
+// (batch x context tokens) and of its weights; GPU -> host: the offloaded share of the new
+// token's K and V for every sequence.
+class OffloadCopies {
+ public:
+  OffloadCopies(StepBuilder& b, const Scenario& s) : b_(b), offload_(s.workload.offload) {
+    const double layers_here = static_cast<double>(s.model.layers) / s.layout.pp;
+    const double kv_token = kv_bytes_per_token_per_gpu(s.model, s.layout);
+    const double batch = static_cast<double>(s.workload.batch);
+    in_ = sim::Bytes{offload_.kv * batch * static_cast<double>(std::max(1L, s.workload.context)) * kv_token} +
+          weight_bytes_per_gpu(s.model, s.layout) * (offload_.weights / layers_here);
+    out_ = sim::Bytes{offload_.kv * batch * kv_token};
+  }
+
+  // GPU `g`'s copy in of its next layer, once the buffer of the layer two back is `freed`.
+  NodeId copy_in(int g, int replica, NodeId freed) {
+    NodeId& last = last_in_.try_emplace(g, kNone).first->second;
+    last = b_.copy(host(g), gpu(g), g, in_, "offload_h2d", "offload host->gpu", {last, freed});
+    b_.record("offload_h2d", replica, last, last);
+    return last;
+  }
+  // GPU `g`'s write back of the layer's new KV, after its attention (`after`).
+  void write_back(int g, int replica, NodeId after) {
+    if (out_.count() <= 0.0) return;
+    NodeId& last = last_out_.try_emplace(g, kNone).first->second;
+    last = b_.copy(gpu(g), host(g), g, out_, "offload_d2h", "offload gpu->host", {last, after});
+    b_.record("offload_d2h", replica, last, last);
+  }
+
+ private:
+  topo::DeviceId gpu(int g) const { return b_.graph().gpus()[g]; }
+  topo::DeviceId host(int g) {
+    const auto it = host_.find(g);
+    if (it != host_.end()) return it->second;
+    const topo::DeviceId h = host_for(b_.machine(), gpu(g), offload_.host_numa, offload_.numa_node,
+                                      offload_.host_numa_at, "workload.offload.host_numa");
+    return host_.emplace(g, h).first->second;
+  }
+
+  StepBuilder& b_;
+  const Offload& offload_;
+  sim::Bytes in_, out_;
+  std::map<int, topo::DeviceId> host_;
+  std::map<int, NodeId> last_in_, last_out_;
+};
 
 // A bounced storage read runs as a pipeline of this many chunks per drive: chunk k's copy to
 // the GPU overlaps chunk k+1's read into the host buffer (a loader's double buffering).
@@ -448,6 +500,10 @@ void build_step(StepBuilder& b, const Scenario& s, const std::vector<int>& gpu_o
   const int layers_per_stage = m.layers / l.pp;
   const int kv_target = s.workload.decode_offset > 0 ? s.workload.decode_offset : -1;
   std::vector<NodeId> kv_sent;
+  std::optional<OffloadCopies> offload;
+  if (s.workload.offload.any()) offload.emplace(b, s);
+  // Offload: where each replica finished each layer (the copy of layer l + 2 waits for it).
+  std::vector<std::vector<NodeId>> layer_end(l.dp, std::vector<NodeId>(m.layers, kNone));
   for (int k = 0; k < micro_batches; ++k) {
     const double tokens = micro_batch_tokens(all_tokens, micro_batches, k);
     const sim::Bytes activations{tokens * m.hidden * m.dtype_bytes};
@@ -461,7 +517,15 @@ void build_step(StepBuilder& b, const Scenario& s, const std::vector<int>& gpu_o
         std::vector<int> tp_group(l.tp);
         for (int d = 0; d < l.dp; ++d) {
           for (int t = 0; t < l.tp; ++t) tp_group[t] = gpu(d, p, t);
+          if (offload) {
+            const NodeId freed = layer - 2 >= p * layers_per_stage ? layer_end[d][layer - 2] : kNone;
+            std::vector<NodeId> after{ready[d]};
+            for (int g : tp_group) after.push_back(offload->copy_in(g, d, freed));
+            ready[d] = b.mark(after, static_cast<std::uint32_t>(tp_group.front()));
+          }
           ready[d] = b.compute(lc.attention, tp_group, ready[d], k);
+          if (offload)
+            for (int g : tp_group) offload->write_back(g, d, ready[d]);
           // Disaggregation, layer by layer: this layer's K and V leave once attention made them.
           if (kv_target >= 0 && s.workload.kv_layer_by_layer)
             for (int t = 0; t < l.tp; ++t)
@@ -507,6 +571,7 @@ void build_step(StepBuilder& b, const Scenario& s, const std::vector<int>& gpu_o
               ready[d] = b.collective("tp_all_reduce", d, k, models::Collective::all_reduce, activations, tp_group, {ready[d]});
           }
         }
+        for (int d = 0; d < l.dp; ++d) layer_end[d][layer] = ready[d];
       }
       if (p + 1 < l.pp)
         for (int d = 0; d < l.dp; ++d) {
@@ -667,6 +732,25 @@ StepResult run_step(const Scenario& s, const models::Machine& machine, const Com
     all.insert(all.end(), v.begin(), v.end());
   }
   result.comm = sim::Seconds{union_length(all)};
+  if (s.workload.offload.any()) {
+    // What the offload costs the step: the same step with everything resident.
+    Scenario resident = s;
+    resident.workload.offload = {};
+    StepBuilder without(machine, cost, resident);
+    build(without, resident, result.gpu_of_rank);
+    StepResult::OffloadStats o;
+    std::vector<std::pair<double, double>> copies;
+    for (const char* kind : {"offload_h2d", "offload_d2h"}) {
+      const auto it = spans.find(kind);
+      if (it != spans.end()) copies.insert(copies.end(), it->second.begin(), it->second.end());
+    }
+    o.time = sim::Seconds{union_length(copies)};
+    o.exposed = std::max(sim::Seconds{0.0}, result.step - sim::run_dag(machine.links(), without.dag()).makespan);
+    const auto& stats = b.by_collective();
+    if (stats.count("offload_h2d")) o.to_gpu = stats.at("offload_h2d").bytes;
+    if (stats.count("offload_d2h")) o.to_host = stats.at("offload_d2h").bytes;
+    result.offload = o;
+  }
   result.by_collective = b.by_collective();
   result.exposed_comm = result.step - result.compute;
   if (result.exposed_comm < sim::Seconds{0.0}) result.exposed_comm = sim::Seconds{0.0};

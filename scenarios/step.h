@@ -17,7 +17,8 @@
 // How communication is costed is a strategy passed in (scenarios/comm_cost.h): simulated
 // (the event-driven run of every chunk), closed form (each collective its closed-form time,
 // no contention between groups) or naive (total traffic over the wire's quoted bandwidth, as
-// a back-of-the-envelope estimate does). A load phase copies the weights from host memory.
+// a back-of-the-envelope estimate does). A load phase copies the weights from host memory;
+// a decode with workload.offload copies its offloaded KV cache and weights in every step.
 //
 //   const models::Machine machine(graph, models::default_params());
 //   StepResult r = run_step(scenario, machine, SimulatedComm{});
@@ -26,6 +27,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,6 +91,15 @@ struct StepResult {
     bool net_via_host = false;   // ... as NET without GPUDirect RDMA (or over sockets)
   };
   std::vector<Group> groups;
+  // A decode's offload (workload.offload), per step: the bytes its copies move over all GPUs,
+  // the wall time with one of replica 0's in flight, and what the step waits for them: the
+  // step minus the same step with its KV cache and weights resident (0: fully hidden).
+  struct OffloadStats {
+    sim::Bytes to_gpu, to_host;
+    sim::Seconds time;
+    sim::Seconds exposed;
+  };
+  std::optional<OffloadStats> offload;
   // the step's DAG and its run, for traces
   sim::TransferDag dag;
   sim::RunResult run;

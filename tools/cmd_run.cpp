@@ -100,6 +100,14 @@ nlohmann::ordered_json to_json(const scenarios::Scenario& s, const std::string& 
                               {"total", r.memory.total().count() / 1e9},
                               {"capacity", r.gpu_memory.count() > 0.0 ? nlohmann::ordered_json(r.gpu_memory.count() / 1e9)
                                                                       : nlohmann::ordered_json(nullptr)}};
+  if (r.offload)
+    out["offload"] = {{"host", scenarios::offload_place_text(s.workload.offload)},
+                      {"kv_share", s.workload.offload.kv},
+                      {"weights_share", s.workload.offload.weights},
+                      {"to_gpu_bytes", r.offload->to_gpu.count()},
+                      {"to_host_bytes", r.offload->to_host.count()},
+                      {"time_ms", r.offload->time.ms()},
+                      {"exposed_ms", r.offload->exposed.ms()}};
   out["compute_utilisation"] = r.compute_utilisation;
   out["per_token_latency_ms"] = r.per_token_latency.ms();
   nlohmann::ordered_json by_collective = nlohmann::ordered_json::object();
@@ -137,6 +145,10 @@ void print_table(const scenarios::Scenario& s, const std::string& topo, const st
   else
     fmt::print("# load of the weights from {}; layout {}\n", scenarios::load_source_text(s.workload),
                layout_text(s.layout));
+  if (s.workload.offload.any())
+    fmt::print("# offload: {:.0f}% of the KV cache and {:.0f}% of the weights in {}, copied in every step\n",
+               100.0 * s.workload.offload.kv, 100.0 * s.workload.offload.weights,
+               scenarios::offload_place_text(s.workload.offload));
   fmt::print("{:<24} {:>12.3f} ms\n", "step time", r.step.ms());
   if (band)
     fmt::print("{:<24} {:>12.3f} .. {:.3f} ms   (8 in 10 on validation data of class {}; exposed communication scaled)\n",
@@ -144,6 +156,12 @@ void print_table(const scenarios::Scenario& s, const std::string& topo, const st
   fmt::print("{:<24} {:>12.3f} ms   (in flight on replica 0; exposed {:.3f} ms)\n", "communication", r.comm.ms(),
              r.exposed_comm.ms());
   fmt::print("{:<24} {:>12.3f} ms   (the step with communication free)\n", "compute", r.compute.ms());
+  if (r.offload)
+    fmt::print("{:<24} {:>12.3f} ms   (in flight on replica 0: {} host->GPU + {} GPU->host per step, all GPUs; "
+               "exposed {:.3f} ms{})\n",
+               "offload copies", r.offload->time.ms(), sim::format_size(r.offload->to_gpu),
+               sim::format_size(r.offload->to_host), r.offload->exposed.ms(),
+               r.offload->exposed.count() > 0.0 ? "" : ", hidden behind the step");
   if (r.compute_utilisation > 0.0)
     fmt::print("{:<24} {:>12.1f} %    (of the step the GPUs spend computing, mean over GPUs)\n", "GPU compute busy",
                100.0 * r.compute_utilisation);

@@ -11,6 +11,7 @@
 //   const StepInterval b = step_band(input, result);   // b.low_ms, b.high_ms
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,9 @@ inline StepInterval step_band(const MachineInput& in, const scenarios::StepResul
   const PredictionBands bands(in, gpus);
   double weight = 0.0, low = 0.0, high = 0.0;
   for (const auto& [kind, c] : r.by_collective) {
-    if (c.count <= 0 || c.time.count() <= 0.0 || kind == "weight_load" || kind == "storage_read") continue;
+    if (c.count <= 0 || c.time.count() <= 0.0 || kind == "weight_load" || kind == "storage_read" ||
+        kind.rfind("offload_", 0) == 0)
+      continue;
     const accuracy::Band b = bands.at(c.bytes.count() / c.count);
     weight += c.time.count();
     low += c.time.count() * b.low;
@@ -39,7 +42,8 @@ inline StepInterval step_band(const MachineInput& in, const scenarios::StepResul
   }
   StepInterval out{r.step.ms(), r.step.ms(), bands.hw_class()};
   if (weight <= 0.0) return out;
-  const double exposed = r.exposed_comm.ms();
+  // An offloading decode's host copies are no collective: the bands scale only what else is exposed.
+  const double exposed = std::max(0.0, r.exposed_comm.ms() - (r.offload ? r.offload->exposed.ms() : 0.0));
   const double rest = r.step.ms() - exposed;
   out.low_ms = rest + exposed * low / weight;
   out.high_ms = rest + exposed * high / weight;

@@ -467,3 +467,153 @@ TEST_CASE("regression (fuzz_scenario): an include path the system cannot resolve
   // std::filesystem throw past the reader; it must be an InputError at the include.
   CHECK_THROWS_AS(load_scenario(repo("tests/data/fuzz/scenario-long-include-path.yaml")), input::InputError);
 }
+
+namespace {
+
+// llama-70b at TP 8: each GPU keeps one of the 8 KV heads, 2 (K, V) x 128 x 2 B = 512 B per
+// token per layer; 32 sequences x 4096 tokens x 80 layers = 5.37 GB of KV cache per GPU.
+constexpr double kKvPerGpu = 32.0 * 4096 * 512 * 80;
+// The step's new token: 32 sequences x 512 B x 80 layers per GPU, written back.
+constexpr double kNewKvPerGpu = 32.0 * 512 * 80;
+// PCIe Gen5 x16 raw (topologies/pcie-h100-8gpu-2socket.yaml) and the share of it the model
+// grants Hopper's PCIe (models/params.yaml link_efficiency, [M2] 53/63).
+constexpr double kGen5 = 63e9, kPcieEfficiency = 0.84;
+
+}  // namespace
+
+TEST_CASE("KV offload on the PCIe box: every step copies the KV cache in over the uplinks two GPUs share") {
+  const StepResult r = run_file("llama70b-decode-kv-offload.yaml");
+  REQUIRE(r.offload);
+  CHECK(r.offload->to_gpu.count() == doctest::Approx(8 * kKvPerGpu).epsilon(1e-9));
+  CHECK(r.offload->to_host.count() == doctest::Approx(8 * kNewKvPerGpu).epsilon(1e-9));
+  // Two GPUs' copies share a switch's x16 uplink: 2 x 5.37 GB / 63 GB/s = 170 ms at the raw
+  // rate bounds the copies below; at the achievable 84% they take 2 x 5.37 / 52.9 = 203 ms,
+  // which the copies (back to back, layer by layer) should reach within 5%.
+  const double achievable = 2 * kKvPerGpu / (kGen5 * kPcieEfficiency);
+  CHECK(r.offload->time.count() >= 2 * kKvPerGpu / kGen5);
+  CHECK(r.offload->time.count() == doctest::Approx(achievable).epsilon(0.05));
+  // The step holds its copies; what it waits for is the step beyond the same step with the KV
+  // cache resident (~30 ms: 11 ms of compute and the TP all_reduces over PCIe), which cannot
+  // hide 200 ms of copies: at least the copies' time less that step is exposed.
+  CHECK(r.step >= r.offload->time);
+  Scenario s = load_scenario(repo("scenarios/llama70b-decode-kv-offload.yaml"));
+  s.workload.offload = {};
+  const StepResult resident = step(s, topo::load_topology(s.topology, s.set), Method::simulate);
+  CHECK(!resident.offload);
+  CHECK(r.offload->exposed.count() == doctest::Approx(r.step.count() - resident.step.count()).epsilon(1e-9));
+  CHECK(r.offload->exposed.count() >= r.offload->time.count() - resident.step.count());
+  // The GPU keeps two layers' buffers of its offloaded KV cache: 2 / 80 of it.
+  CHECK(r.memory.kv_cache.count() == doctest::Approx(kKvPerGpu * 2 / 80).epsilon(1e-9));
+}
+
+TEST_CASE("KV offload: buffers on the far socket are slower, the UPI link carrying every byte") {
+  const StepResult local = run_file("llama70b-decode-kv-offload.yaml");
+  const StepResult remote = run_file("llama70b-decode-kv-offload-remote.yaml");
+  REQUIRE(local.offload);
+  REQUIRE(remote.offload);
+  // Every GPU's buffers are on the other socket: all 8 x 5.37 GB in (and the new KV out) cross UPI.
+  // (The TP all_reduces' SHM transfers between the sockets cross it in both runs.)
+  REQUIRE(remote.by_tier.count("upi") == 1);
+  const double shm = local.by_tier.count("upi") ? local.by_tier.at("upi").bytes.count() : 0.0;
+  CHECK(remote.by_tier.at("upi").bytes.count() - shm == doctest::Approx(8 * (kKvPerGpu + kNewKvPerGpu)).epsilon(1e-6));
+  // The 4 GPUs of a socket pull 4 x 5.37 GB through one direction of UPI (3 x 32 GB/s): 224 ms
+  // at the raw rate, beyond the local copies' 203 ms.
+  CHECK(remote.offload->time.count() >= 4 * kKvPerGpu / 96e9);
+  CHECK(remote.offload->time > local.offload->time);
+  CHECK(remote.step > local.step);
+}
+
+TEST_CASE("KV offload: NVLink-C2C on GB200 copies the same KV cache several times faster than PCIe") {
+  const StepResult pcie = run_file("llama70b-decode-kv-offload.yaml");
+  const StepResult c2c = run_file("llama70b-decode-kv-offload-c2c.yaml");
+  REQUIRE(c2c.offload);
+  CHECK(c2c.offload->to_gpu.count() == doctest::Approx(8 * kKvPerGpu).epsilon(1e-9));
+  REQUIRE(c2c.by_tier.count("c2c") == 1);
+  CHECK(c2c.by_tier.count("pcie") == 0);
+  // Each GPU its own C2C share, 225 GB/s a direction (topologies/gb200-nvl72.yaml), at the 80%
+  // the model grants Blackwell's C2C (models/params.yaml): 5.37 GB / 180 GB/s = 29.8 ms, within 5%.
+  CHECK(c2c.offload->time.count() >= kKvPerGpu / 225e9);
+  CHECK(c2c.offload->time.count() == doctest::Approx(kKvPerGpu / (225e9 * 0.8)).epsilon(0.05));
+  // 203 ms over shared PCIe uplinks against 30 ms: more than 5x.
+  CHECK(c2c.offload->time.count() * 5.0 < pcie.offload->time.count());
+  CHECK(c2c.step < pcie.step);
+}
+
+TEST_CASE("KV offload: a small share hides behind the step's compute; weights offload copies its share") {
+  Scenario s = load_scenario(repo("scenarios/llama70b-decode-kv-offload.yaml"));
+  const topo::LinkGraph g = topo::load_topology(s.topology, s.set);
+  s.workload.offload.kv = 0.02;
+  const StepResult small = step(s, g, Method::simulate);
+  REQUIRE(small.offload);
+  // 2% of a layer's KV is 1.34 MB per GPU, 2.7 MB per uplink: 51 us at 52.9 GB/s, well under a
+  // layer's ~140 us of compute. Only the first layers' copies (before any compute) are exposed:
+  // no more than two layers' copies.
+  const double layer_copy = 2 * 0.02 * kKvPerGpu / 80 / (kGen5 * kPcieEfficiency);
+  CHECK(small.offload->time.count() >= 80 * 2 * 0.02 * kKvPerGpu / 80 / kGen5);
+  CHECK(small.offload->exposed.count() <= 2 * layer_copy);
+  CHECK(small.offload->exposed.count() < 0.1 * small.offload->time.count());
+
+  s.workload.offload.kv = 0.0;
+  s.workload.offload.weights = 0.5;
+  const StepResult weights = step(s, g, Method::simulate);
+  REQUIRE(weights.offload);
+  // Weights per GPU at TP 8: 80 layers x (attention 2h²(1 + 1/8) + MLP 3 h ffn) / 8 x 2 B.
+  const double h = 8192, per_gpu = 80 * (2 * h * h * (1 + 1.0 / 8) + 3 * h * 28672) / 8 * 2;
+  CHECK(weights.offload->to_gpu.count() == doctest::Approx(8 * 0.5 * per_gpu).epsilon(1e-9));
+  CHECK(weights.offload->to_host.count() == 0.0);   // weights are read, never written back
+  CHECK(weights.memory.weights.count() == doctest::Approx(per_gpu * (0.5 + 0.5 * 2 / 80)).epsilon(1e-9));
+  CHECK(weights.offload->time.count() >= 2 * 0.5 * per_gpu / kGen5);
+}
+
+TEST_CASE("KV offload: bad offload keys and values are refused where they are written") {
+  const std::string head = std::string("topology: ") + repo("topologies/pcie-h100-8gpu-2socket.yaml") + "\n" + kModel;
+  const auto load_error = [&](const std::string& name, const std::string& workload) {
+    const std::string path = write_temp(name, head + workload + "\nlayout: {tp: 8}\n");
+    try {
+      load_scenario(path);
+    } catch (const input::InputError& e) {
+      CHECK(e.file() == path);
+      CHECK(e.line() == 3);
+      return e;
+    }
+    FAIL("expected an InputError for " << name);
+    return input::InputError("");
+  };
+  const std::string decode = "workload: {phase: decode, batch: 32, context: 64, offload: ";
+  const auto e1 = load_error("share.yaml", decode + "{kv: 1.5}}");
+  CHECK(e1.column() == 65);
+  CHECK(std::string(e1.what()).find("workload.offload.kv: expected a share from 0 to 1") != std::string::npos);
+  const auto e2 = load_error("numa.yaml", decode + "{kv: 1.0, host_numa: far}}");
+  CHECK(e2.column() == 81);
+  CHECK(std::string(e2.what()).find("workload.offload.host_numa: expected local, remote or a NUMA node number") !=
+        std::string::npos);
+  const auto e3 = load_error("key.yaml", decode + "{kvcache: 1.0}}");
+  CHECK(std::string(e3.what()).find("kvcache") != std::string::npos);
+  const auto e4 = load_error("nothing.yaml", decode + "{kv: 0, weights: 0%}}");
+  CHECK(e4.column() == 60);
+  CHECK(std::string(e4.what()).find("offloads nothing") != std::string::npos);
+  const auto e5 = load_error("prefill.yaml", "workload: {phase: prefill, tokens: 64, offload: {kv: 1.0}}");
+  CHECK(std::string(e5.what()).find("applies to a decode") != std::string::npos);
+  const auto e6 = load_error("micro.yaml", "workload: {phase: decode, batch: 32, micro_batches: 2, offload: {kv: 1.0}}");
+  CHECK(std::string(e6.what()).find("micro_batches: 1") != std::string::npos);
+  // A percentage is a share too.
+  const Scenario pct = load_scenario(write_temp("pct.yaml", head + decode + "{kv: 25%}}\nlayout: {tp: 8}\n"));
+  CHECK(pct.workload.offload.kv == doctest::Approx(0.25));
+
+  // A far NUMA node the topology cannot reach, at the value's line and column.
+  const std::string path = write_temp("nolink-offload.yaml", std::string("topology: ") + repo("topologies/gb200-nvl72.yaml") +
+                                                                 "\n" + kModel + decode + "{kv: 1.0, host_numa: remote}}" +
+                                                                 "\nlayout: {tp: 8}\n");
+  const Scenario s = load_scenario(path);
+  const topo::LinkGraph g = topo::load_topology(s.topology, s.set);
+  try {
+    step(s, g, Method::simulate);
+    FAIL("expected an InputError");
+  } catch (const input::InputError& e) {
+    CHECK(e.file() == path);
+    CHECK(e.line() == 3);
+    CHECK(e.column() == 81);
+    CHECK(std::string(e.what()).find("workload.offload.host_numa") != std::string::npos);
+    CHECK(std::string(e.what()).find("by no route") != std::string::npos);
+  }
+}

@@ -97,3 +97,35 @@ TEST_CASE("run: a layout whose weights do not fit the GPU is refused with the si
   expect_one_line_error(r, "one-h100.yaml", "136.9 GB weights");
   CHECK(r.err.find("72.0 GB usable of a 80 GB GPU") != std::string::npos);
 }
+
+TEST_CASE("run: an offloading decode prints its copies per step, with units, and how much is exposed") {
+  const Run table = wiresim("run scenarios/llama70b-decode-kv-offload.yaml");
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.out.find("# offload: 100% of the KV cache and 0% of the weights in host memory") != std::string::npos);
+  const auto line = table.out.find("offload copies");
+  REQUIRE(line != std::string::npos);
+  const std::string row = table.out.substr(line, table.out.find('\n', line) - line);
+  CHECK(row.find(" ms ") != std::string::npos);
+  CHECK(row.find("GiB host->GPU") != std::string::npos);
+  CHECK(row.find("exposed") != std::string::npos);
+  // A prefill says nothing of offload, nor of a load.
+  const Run prefill = wiresim("run scenarios/llama70b-tp8-prefill.yaml");
+  REQUIRE(prefill.exit_code == 0);
+  CHECK(prefill.out.find("offload") == std::string::npos);
+  CHECK(prefill.out.find("# load of") == std::string::npos);
+
+  const Run json = wiresim("run scenarios/llama70b-decode-kv-offload.yaml --format json");
+  REQUIRE(json.exit_code == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  REQUIRE(j.contains("offload"));
+  const auto& o = j["offload"];
+  // 8 GPUs x 32 sequences x 4096 tokens x 512 B x 80 layers of KV cache copied in per step.
+  CHECK(o["to_gpu_bytes"].get<double>() == doctest::Approx(8.0 * 32 * 4096 * 512 * 80).epsilon(1e-9));
+  CHECK(o["kv_share"].get<double>() == 1.0);
+  CHECK(o["host"] == "host memory");
+  // The copies are part of the step, and what is exposed of them is no more than the step.
+  CHECK(o["time_ms"].get<double>() <= j["step_time_ms"].get<double>());
+  CHECK(o["exposed_ms"].get<double>() > 0.0);
+  CHECK(o["exposed_ms"].get<double>() <= j["step_time_ms"].get<double>());
+  CHECK(!nlohmann::json::parse(wiresim("run scenarios/llama70b-tp8-decode.yaml --format json").out).contains("offload"));
+}
