@@ -689,6 +689,8 @@ StepResult run_step(const Scenario& s, const models::Machine& machine, const Com
     throw input::InputError(s.file, 0, 0,
                           fmt::format("workload.disaggregation: the decode GPUs {}..{} are beyond the {} GPUs of {}",
                                       kv_target, kv_target + l.gpus() - 1, graph.gpus().size(), graph.source));
+  if (s.workload.offload.any() && (s.workload.phase != Phase::decode || s.workload.micro_batches > 1))
+    throw input::InputError(s.file, 0, 0, "workload.offload: applies to a decode that runs its batch whole (micro_batches: 1)");
   if (kv_target >= 0 && l.placement != Placement::pack)
     throw input::InputError(s.file, 0, 0, "workload.disaggregation: needs placement pack (decode GPUs are shifted ranks)");
   if (cost.expands()) {
