@@ -50,6 +50,41 @@ std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& 
   return rates;
 }
 
+double tree_fill(const PlanBuilder& b, const TreeShape& tree, std::uint32_t flow_up, std::uint32_t flow_down,
+                 double bytes, sim::BytesPerSec cap, double reduce, std::vector<Edge>* edges, double* alone) {
+  const int n = static_cast<int>(tree.parent.size());
+  const double o = b.protocol().overhead.count();
+  std::vector<double> up(n, 0.0), down(n, 0.0);   // each child's hop to and from its parent
+  for (int p = 0; p < n; ++p) {
+    const auto& kids = tree.children[p];
+    if (kids.empty()) continue;
+    std::vector<Edge> ups, downs;
+    for (int r : kids) {
+      ups.push_back({r, p, flow_up + static_cast<std::uint32_t>(r)});
+      downs.push_back({p, r, flow_down + static_cast<std::uint32_t>(r)});
+    }
+    const auto r_up = shared_rates(b, ups, cap), r_down = shared_rates(b, downs, cap);
+    for (std::size_t i = 0; i < kids.size(); ++i) {
+      const int r = kids[i];
+      up[r] = o + bytes / r_up[i] + b.step_latency(r, p).count() + reduce;
+      down[r] = o + bytes / r_down[i] + b.step_latency(p, r).count();
+      if (alone)
+        *alone = std::min({*alone, shared_rates(b, {ups[i]}, cap).front(), shared_rates(b, {downs[i]}, cap).front()});
+    }
+    if (edges) {
+      edges->insert(edges->end(), ups.begin(), ups.end());
+      edges->insert(edges->end(), downs.begin(), downs.end());
+    }
+  }
+  double fill = 0.0;
+  for (int r = 0; r < n; ++r) {
+    double path = 0.0;
+    for (int x = r; tree.parent[x] >= 0; x = tree.parent[x]) path += up[x] + down[x];
+    fill = std::max(fill, path);
+  }
+  return fill;
+}
+
 std::vector<double> duty_shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
                                       double bytes, const std::vector<double>& pause, const std::vector<int>& group,
                                       double min_period, int rounds) {

@@ -50,6 +50,17 @@ std::vector<double> duty_shared_rates(const PlanBuilder& b, const std::vector<Ed
                                       double bytes, const std::vector<double>& pause, const std::vector<int>& group,
                                       double min_period = 0.0, int rounds = 4);
 
+// The first chunk's way through a pipelined tree (s): the slowest path from a leaf up to the
+// root and back down, hop by hop. A hop costs the per-send overhead, `bytes` at its rate and
+// its step latency (plus `reduce` on the way up). A parent's children send up to it at once
+// and it sends down to them at once, so siblings share their links (two child nodes into one
+// NIC); nothing else is sending. Up edges use flow `flow_up + r`, down edges `flow_down + r`
+// (r the child); both are appended to `edges` when given. `alone`, when given, is lowered
+// to the slowest edge's rate with nothing else sending.
+double tree_fill(const PlanBuilder& b, const TreeShape& tree, std::uint32_t flow_up, std::uint32_t flow_down,
+                 double bytes, sim::BytesPerSec cap, double reduce, std::vector<Edge>* edges = nullptr,
+                 double* alone = nullptr);
+
 // The ranks' NVSwitch ports: the slowest port link (payload B/s) and the longest up + down
 // wire latency (s), which bound NVLS and NVLSTree.
 std::pair<double, double> switch_ports(const Machine& machine, const std::vector<topo::DeviceId>& ranks);

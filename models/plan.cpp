@@ -318,6 +318,39 @@ std::vector<int> mesh_starts(const std::vector<std::vector<int>>& cycles, int g,
   return {};
 }
 
+// Ring r across nodes as NCCL's graph search builds it (src/graph/search.cc: "NET n -> GPU a
+// -> .. -> GPU x -> NET n"; crossNic 0 is tried first, so the ring leaves each node through
+// the NIC it came in by): it enters every node at local GPU a = r and leaves from a GPU that
+// reaches a's NIC over PCIe switches alone (NCCL's PXB, tried before PXN), the same pattern
+// in every node. Where no such GPU exists, the consecutive order of ring_order.
+std::vector<int> nic_ring_order(const Machine& machine, const Problem& problem, const NodeGroups& by_node, int r,
+                                int rings) {
+  const auto& first = by_node.front();
+  const int g = static_cast<int>(first.size());
+  for (const auto& local : by_node)
+    if (static_cast<int>(local.size()) != g) return ring_order(by_node, r, rings);
+  const auto& router = machine.router();
+  const int a = r % g;
+  const auto gpu = [&](int local) { return problem.ranks[first[local]]; };
+  if (router.nearest_nics(gpu(a)).empty()) return ring_order(by_node, r, rings);
+  const auto nic = router.nic_for(gpu(a));
+  const int rail = machine.graph().device(nic).rail;
+  int exit = -1;
+  for (int i = 1; i < g && exit < 0; ++i) {
+    const int x = (a + g - i) % g;   // the consecutive ring's exit first
+    if (router.pxb_nic(gpu(x), rail) == nic) exit = x;
+  }
+  if (exit < 0 || rail < 0) return ring_order(by_node, r, rings);
+  std::vector<int> pattern{a};
+  for (int i = 1; i < g; ++i)
+    if ((a + i) % g != exit) pattern.push_back((a + i) % g);
+  pattern.push_back(exit);
+  std::vector<int> order;
+  for (const auto& local : by_node)
+    for (int i : pattern) order.push_back(local[i]);
+  return order;
+}
+
 }  // namespace
 
 std::vector<std::vector<int>> ring_orders(const Machine& machine, const Problem& problem, int channels) {
@@ -346,7 +379,8 @@ std::vector<std::vector<int>> ring_orders(const Machine& machine, const Problem&
                                       : std::vector<int>{};
   for (int r = 0; r < rings; ++r) {
     if (!mesh) {
-      orders.push_back(ring_order(by_node, r, rings));
+      orders.push_back(by_node.size() > 1 ? nic_ring_order(machine, problem, by_node, r, rings)
+                                          : ring_order(by_node, r, rings));
       continue;
     }
     std::vector<int> order;

@@ -244,9 +244,12 @@ std::vector<int> ring_order(const std::vector<std::vector<int>>& by_node, int r,
 // The rings an all_reduce / all_gather / reduce_scatter runs, each an order of rank indices.
 // Inside a node whose GPUs are joined by direct links (a mesh), ring instance r follows the
 // node's mesh cycle r mod C (Machine::mesh_rings), else rank order. One node: one instance per
-// mesh cycle (at most `channels`). Several nodes: one instance per rail (as ring_order; no
-// more than a node has mesh cycles); on meshes each instance enters and leaves every node at
-// the same GPUs, chosen so that every NIC sends and receives one instance.
+// mesh cycle (at most `channels`). Several nodes: one instance per rail (no more than a node
+// has mesh cycles), each entering and leaving every node at the same GPUs: as NCCL's graph
+// search builds rings (NET n -> GPU a -> .. -> GPU x -> NET n), instance r enters at local
+// GPU r and leaves from a GPU that reaches r's NIC through PCIe switches alone, so it goes
+// out by the NIC it came in by; where none does, as ring_order. On meshes the entry and exit
+// GPUs are chosen so that every NIC sends and receives one instance.
 std::vector<std::vector<int>> ring_orders(const Machine& machine, const Problem& problem, int channels);
 // The chain a broadcast (from the root, first) or a reduce (towards the root, last) follows:
 // the ring's order starting at the root, reversed for a reduce.

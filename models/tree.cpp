@@ -166,32 +166,19 @@ Estimate tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   const int loops = chunk_count(share, chunk);
   std::vector<Edge> edges;
   int depth = 0;
-  double step = 0.0;
-  for (int tree = 0; tree < trees; ++tree) {
-    const TreeShape shape = build_tree(instances[tree / 2], tree % 2, n);
-    const auto& parent = shape.parent;
-    for (int r = 0; r < n; ++r) {
-      depth = std::max(depth, shape.depth[r]);
-      if (parent[r] >= 0) {
-        edges.push_back({r, parent[r], static_cast<std::uint32_t>(tree * 2 * n + r)});
-        edges.push_back({parent[r], r, static_cast<std::uint32_t>(tree * 2 * n + n + r)});
-      }
-    }
-    // Step latencies along the slowest leaf-to-root path (NVLink hops inside nodes,
-    // network hops between them), not depth x the slowest hop.
-    for (int r = 0; r < n; ++r) {
-      double path = 0.0;
-      for (int x = r; parent[x] >= 0; x = parent[x]) path += b.step_latency(x, parent[x]).count();
-      step = std::max(step, path);
-    }
-  }
-  // Filling and draining the pipeline (2D chunk-hops) runs at the full link rate; in the
-  // steady state each GPU sends up and down at once and the two share its links.
   const sim::BytesPerSec cap = b.protocol_cap() / static_cast<double>(trees);
-  double full = INFINITY;
-  for (const auto& e : edges) full = std::min(full, shared_rates(b, {e}, cap).front());
   const sim::Bytes c = loops > 1 ? chunk : share;
   const double o = b.protocol().overhead.count();
+  // Filling and draining the pipeline: the first chunk's slowest way up to the root and
+  // back, hop by hop (NVLink inside a node, NICs between nodes), siblings sharing links.
+  double fill = 0.0, full = INFINITY;
+  for (int tree = 0; tree < trees; ++tree) {
+    const TreeShape shape = build_tree(instances[tree / 2], tree % 2, n);
+    for (int r = 0; r < n; ++r) depth = std::max(depth, shape.depth[r]);
+    const auto flow = static_cast<std::uint32_t>(tree * 2 * n);
+    fill = std::max(fill, tree_fill(b, shape, flow, flow + n, c.count(), cap, b.reduction_time(c).count(), &edges,
+                                    &full));
+  }
   // In the steady state every edge sends one chunk per period of the slowest; an edge that
   // pauses (overhead, waiting) leaves its links to the others (duty_shared_rates).
   const auto shared = duty_shared_rates(b, edges, cap, c.count(), std::vector<double>(edges.size(), o),
@@ -202,9 +189,8 @@ Estimate tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   // the root, which started one fill later): those two go at the full rate, the rest shared.
   const double hop = o + c.count() / full;
   const double alone = std::min(loops - 1.0, 2.0);
-  t += 2.0 * (step + depth * hop) + alone * hop + (loops - 1.0 - alone) * (o + c.count() / rate) +
-       depth * b.reduction_time(c).count();
-  formula = fmt::format("base + 2 x (path steps + D x chunk/rate) + (L - 1) x chunk/shared rate, D = {}, L = {}",
+  t += fill + alone * hop + (loops - 1.0 - alone) * (o + c.count() / rate);
+  formula = fmt::format("base + fill (the slowest leaf-root-leaf path, hop by hop) + (L - 1) x chunk/shared rate, D = {}, L = {}",
                         depth, loops);
   return {sim::Seconds{t}, formula};
 }

@@ -218,14 +218,22 @@ std::span<const LinkId> Router::route(DeviceId src, DeviceId dst, std::uint32_t 
     const DeviceId in = b.kind == DeviceKind::nic ? dst : nic_for(dst, flow);
     std::vector<LinkId> head;
     const int out_rail = graph_.device(out).rail, in_rail = graph_.device(in).rail;
-    if (pxn_ && a.kind == DeviceKind::gpu && b.kind == DeviceKind::gpu && out_rail >= 0 && in_rail >= 0 &&
-        out_rail != in_rail)
-      if (const auto relay = pxn_relay(src, in_rail, flow)) {
-        out = nic_for(*relay, flow);
-        head = cheapest(src, *relay, Mode::route);
-        const auto hop = cheapest(*relay, out, Mode::route);
-        head.insert(head.end(), hop.begin(), hop.end());
-      }
+    // Across rails with PXN (NCCL's rule, src/graph/paths.cc): a NIC on the destination's rail that
+    // src reaches through PCIe switches alone (PXB) takes the flow directly, unless the GPU
+    // next to it reaches it faster; else that GPU relays over NVLink (PXN).
+    const bool cross_rail = pxn_ && a.kind == DeviceKind::gpu && b.kind == DeviceKind::gpu && out_rail >= 0 &&
+                            in_rail >= 0 && out_rail != in_rail;
+    const auto direct = cross_rail && !graph_.bound_nic(src) ? pxb_nic(src, in_rail) : std::nullopt;
+    const auto relay = cross_rail ? pxn_relay(src, in_rail, flow) : std::nullopt;
+    const auto rate = [&](DeviceId from, DeviceId nic) { return bottleneck(cheapest(from, nic, Mode::route)); };
+    if (direct && !(relay && rate(*relay, nic_for(*relay, flow)) > rate(src, *direct))) {
+      out = *direct;
+    } else if (relay) {
+      out = nic_for(*relay, flow);
+      head = cheapest(src, *relay, Mode::route);
+      const auto hop = cheapest(*relay, out, Mode::route);
+      head.insert(head.end(), hop.begin(), hop.end());
+    }
     if (head.empty() && out != src) head = cheapest(src, out, Mode::route);
     const auto middle = network_route(out, in, flow);
     const auto tail = in == dst ? std::vector<LinkId>{} : cheapest(in, dst, Mode::route);
@@ -240,6 +248,20 @@ std::span<const LinkId> Router::route(DeviceId src, DeviceId dst, std::uint32_t 
                           fmt::format("no route from {} to {}: no chain of links joins them",
                                       a.name, b.name));
   return cache_.emplace(key, std::move(path)).first->second;
+}
+
+std::optional<DeviceId> Router::pxb_nic(DeviceId src, int rail) const {
+  const int node = graph_.device(src).node;
+  for (DeviceId d = 0; d < graph_.device_count(); ++d) {
+    const Device& nic = graph_.device(d);
+    if (nic.kind != DeviceKind::nic || nic.node != node || nic.rail != rail) continue;
+    const auto path = cheapest(src, d, Mode::host);
+    if (path.empty()) continue;
+    bool through_cpu = false;
+    for (LinkId id : path) through_cpu = through_cpu || graph_.device(graph_.link(id).to).kind == DeviceKind::cpu;
+    if (!through_cpu) return d;
+  }
+  return std::nullopt;
 }
 
 // The GPU of src's node, in src's NVLink domain, whose NIC for this flow is on `rail`.

@@ -12,9 +12,12 @@
 // never passes *through* a GPU or a NIC: hardware does not forward between its ports.
 // Across nodes, a GPU pinned to a NIC (the topology's nic_binding) uses that one, however
 // far; otherwise a GPU with several equally near NICs uses NIC (its index in the node +
-// flow) mod their number, and at every switch with several equal-cost next hops the hop
-// is (hash(src NIC, dst NIC, hop) + flow) mod their number: consecutive flows of one pair
-// take different spines, and different pairs start at different spines, as ECMP hashing does.
+// flow) mod their number. With PXN on (set_pxn), a flow to another rail leaves through a NIC
+// of that rail: directly when the GPU reaches one through PCIe switches alone (NCCL's PXB),
+// else through the GPU of that rail over NVLink (PXN), as NCCL's paths.cc decides. At every
+// switch with several equal-cost next hops the hop is (hash(src NIC, dst NIC, hop) + flow)
+// mod their number: consecutive flows of one pair take different spines, and different pairs
+// start at different spines, as ECMP hashing does.
 //
 //   Router router(graph);
 //   auto links = router.route(graph.gpus()[0], graph.gpus()[9]);   // across two nodes
@@ -68,6 +71,9 @@ class Router {
   std::span<const DeviceId> nearest_nics(DeviceId gpu) const;
   // The NIC a GPU's flow leaves its node through (see above); throws when there is none.
   DeviceId nic_for(DeviceId gpu, std::uint32_t flow = 0) const;
+  // A NIC of src's node on `rail` that src reaches over PCIe switches alone, no CPU on the
+  // way (NCCL's PXB or nearer); nullopt when there is none.
+  std::optional<DeviceId> pxb_nic(DeviceId src, int rail) const;
   // The switch, one NVLink hop away, that does in-switch reduction and multicast (NVLS).
   std::optional<DeviceId> multicast_switch(DeviceId gpu) const;
 

@@ -84,6 +84,32 @@ TEST_CASE("PXN: across rails, a GPU route crosses NVLink to the GPU on the desti
   CHECK(std::vector<LinkId>(a.begin(), a.end()) == std::vector<LinkId>(b.begin(), b.end()));
 }
 
+TEST_CASE("across rails, a NIC under the GPU's own PCIe switches takes the flow directly (PXB before PXN)") {
+  // hgx-h100.yaml: GPU r and NIC r each under their own PCIe switch, pairs of switches
+  // (GPUs 0,1 / 2,3 / ...) under one upstream switch. NCCL (src/graph/paths.cc) relays over
+  // NVLink only to reach a NIC faster or without crossing the CPU: node0.gpu2 reaches nic3
+  // through its upstream switch, so a flow to rail 3 leaves by nic3 with no NVLink hop.
+  const LinkGraph g = load_topology(kDir + "cluster-h100-ib.yaml");
+  Router r(g);
+  r.set_pxn(true);
+  const auto direct = r.route(id(g, "node0.gpu2"), id(g, "node1.gpu3"));
+  CHECK(tiers(g, direct) == std::vector<Tier>{Tier::pcie, Tier::pcie, Tier::pcie, Tier::pcie, Tier::ib, Tier::ib,
+                                              Tier::pcie, Tier::pcie});
+  CHECK(g.link_name(direct[4]) == "node0.nic3->leaf3");
+  REQUIRE(r.pxb_nic(id(g, "node0.gpu2"), 3).has_value());
+  CHECK(*r.pxb_nic(id(g, "node0.gpu2"), 3) == id(g, "node0.nic3"));
+  // nic5 is behind the CPU's root complex from gpu2: no PXB NIC on rail 5.
+  CHECK_FALSE(r.pxb_nic(id(g, "node0.gpu2"), 5).has_value());
+}
+
+// The spine a cross-leaf route climbs to (the first hop into a device named spine*).
+DeviceId spine_of(const LinkGraph& g, std::span<const LinkId> links) {
+  for (LinkId l : links)
+    if (g.device(g.link(l).to).name.starts_with("spine")) return g.link(l).to;
+  FAIL("the route crosses no spine");
+  return 0;
+}
+
 TEST_CASE("ECMP: flows of one pair spread over all spines, deterministically") {
   const LinkGraph g = load_topology(kDir + "cluster-h100-ib.yaml", {{"spines", "4"}});
   const Router r(g);
@@ -109,7 +135,7 @@ TEST_CASE("ECMP: flows of one pair spread over all spines, deterministically") {
   std::set<DeviceId> used;
   for (int a = 0; a < 8; ++a)
     for (int b = 0; b < 8; ++b)
-      if (a != b) used.insert(g.link(r.route(g.gpus()[a], g.gpus()[8 + b])[3]).to);
+      if (a != b) used.insert(spine_of(g, r.route(g.gpus()[a], g.gpus()[8 + b])));
   CHECK(used.size() == 4);
 }
 
