@@ -70,7 +70,7 @@ DagSource ring_source(int n, Bytes chunk) {
     }
     for (int r = 0; r < n; ++r) {
       const NodeId id = s.add_transfer_via(state->routes[r], chunk, std::nullopt, BytesPerSec::unlimited(),
-                                           state->label, r, (r + 1) % n);
+                                           state->label, r, r + 1 == n ? 0 : r + 1);
       if (state->step > 0) {
         s.add_dependency(id - n + (r == 0 ? n - 1 : -1), id);  // (s-1, r-1)
         s.add_dependency(id - n, id);                          // (s-1, r)

@@ -154,19 +154,6 @@ DagStream::Slot& DagStream::push_slot() {
   return s;
 }
 
-// Returns a node's successor list to the free list.
-void DagStream::free_edges(Slot& s) {
-  if (s.first_edge == kNone) return;
-  edges_[s.last_edge].next = free_edge_;
-  free_edge_ = s.first_edge;
-  s.first_edge = s.last_edge = kNone;
-}
-
-// Forgets the ended nodes at the front of the window.
-void DagStream::retire() {
-  while (base_ < end_ && slots_[base_ & mask_].waiting == kDone) ++base_;
-}
-
 std::string DagStream::describe(NodeId id) const {
   if (id < base_ || id >= end_) return fmt::format("#{}", id);
   const DagNode& n = slot(id).node;

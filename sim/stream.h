@@ -83,8 +83,17 @@ class DagStream {
   Slot& slot(NodeId id) { return slots_[id & mask_]; }
   const Slot& slot(NodeId id) const { return slots_[id & mask_]; }
   Slot& push_slot();
-  void free_edges(Slot& s);
-  void retire();
+  // Returns a node's successor list to the free list.
+  void free_edges(Slot& s) {
+    if (s.first_edge == kNone) return;
+    edges_[s.last_edge].next = free_edge_;
+    free_edge_ = s.first_edge;
+    s.first_edge = s.last_edge = kNone;
+  }
+  // Forgets the ended nodes at the front of the window.
+  void retire() {
+    while (base_ < end_ && slots_[base_ & mask_].waiting == kDone) ++base_;
+  }
   std::string describe(NodeId id) const;
 
   std::span<const LinkSpec> links_;
