@@ -272,3 +272,26 @@ TEST_CASE("stream: a source that breaks the contract is told so") {
     CHECK_THROWS_AS(run_streaming(links, source), std::out_of_range);
   }
 }
+
+TEST_CASE("stream: the header's chain of delays") {
+  // Ten 1 us delays, each after the one before, one added per call: 10 us, and the stream
+  // never holds more than the node running and the one added after it.
+  const auto links = uniform_links(1, 1e9, 0.0);
+  int step = 0;
+  const DagSource source = [&](DagStream& s) {
+    s.add_delay(Seconds{1e-6});
+    if (step > 0) s.add_dependency(step - 1, step);
+    s.seal(step);
+    return ++step < 10;
+  };
+  std::vector<NodeId> order;
+  const StreamResult r = run_streaming(links, source, {}, [&](NodeId id, const DagNode& node, const NodeTiming& t) {
+    CHECK(node.kind == NodeKind::delay);
+    CHECK(t.end.count() - t.start.count() == doctest::Approx(1e-6));
+    order.push_back(id);
+  });
+  CHECK(r.totals.makespan.count() == doctest::Approx(10e-6));
+  CHECK(r.nodes == 10);
+  CHECK(order == std::vector<NodeId>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  CHECK(r.peak_window <= 2);
+}
