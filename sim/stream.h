@@ -8,10 +8,12 @@
 // seals what is complete: seal(n) promises that no node added later depends on a node
 // before n. The engine asks the source for more only when it is about to end a node not
 // yet sealed (its list of successors may still grow), so the window is what the source
-// adds ahead of the simulation's frontier. A node that ended is sealed, so it has started
-// all its successors it ever will, and is retired: its memory is reused once every node
-// before it has ended too. Nodes with no predecessor start at time 0, so the source adds
-// all of them before its first seal().
+// adds ahead of the simulation's frontier. A node ends only once sealed, so its list of
+// successors is complete when it releases them; the list is then freed, and the node's slot
+// is reused once every node before it has ended too (a node that runs long keeps the nodes
+// added after it). Nodes with no predecessor start at time 0, so the source adds all of
+// them before its first seal(). Processor bindings (TransferDag::set_processor) are not
+// streamed: a DAG with them runs with run_dag.
 //
 //   int step = 0;  // a chain of delays, one added per call
 //   auto source = [&](DagStream& s) { s.add_delay(Seconds{1e-6});
