@@ -127,6 +127,30 @@ void DagStream::seal(NodeId before) {
   sealed_ = std::max(sealed_, static_cast<NodeId>(std::min<std::size_t>(before, end_)));
 }
 
+void DagStream::set_processor(NodeId id, std::uint32_t processor, std::uint32_t priority, bool held) {
+  if (id < batch_ || id >= end_)
+    throw std::logic_error(fmt::format("set_processor: {} was not added in this call of the source", id));
+  if (slot(id).node.kind != NodeKind::delay)
+    throw std::invalid_argument(fmt::format("set_processor: {} is a transfer; only delays run on a processor", describe(id)));
+  if (processor == TransferDag::kNoProcessor) throw std::invalid_argument("set_processor: processor id 2^32-1 is reserved");
+  TransferDag::Binding& b = bindings_[id];
+  b.processor = processor;
+  b.priority = priority;
+  bound_ = true;
+  if (!held) free_processor_at(id, processor);
+}
+
+void DagStream::free_processor_at(NodeId id, std::uint32_t processor) {
+  if (id < batch_ || id >= end_)
+    throw std::logic_error(fmt::format("free_processor_at: {} was not added in this call of the source", id));
+  if (processor == TransferDag::kNoProcessor) throw std::invalid_argument("free_processor_at: processor id 2^32-1 is reserved");
+  TransferDag::Binding& b = bindings_[id];
+  if (b.releases != TransferDag::kNoProcessor && b.releases != processor)
+    throw std::invalid_argument(fmt::format("free_processor_at: {} already frees processor {}", describe(id), b.releases));
+  b.releases = processor;
+  bound_ = true;
+}
+
 LabelId DagStream::intern_label(std::string_view label) {
   const std::string key(label);
   if (const auto it = label_index_.find(key); it != label_index_.end()) return it->second;

@@ -12,8 +12,8 @@
 // successors is complete when it releases them; the list is then freed, and the node's slot
 // is reused once every node before it has ended too (a node that runs long keeps the nodes
 // added after it). Nodes with no predecessor start at time 0, so the source adds all of
-// them before its first seal(). Processor bindings (TransferDag::set_processor) are not
-// streamed: a DAG with them runs with run_dag.
+// them before its first seal(). Delays bound to a processor run one at a time on it, as in
+// run_dag (sim/transfer_dag.h); a hold that a later node releases is split in two calls.
 //
 //   int step = 0;  // a chain of delays, one added per call
 //   auto source = [&](DagStream& s) { s.add_delay(Seconds{1e-6});
@@ -56,6 +56,13 @@ class DagStream {
   void add_dependency(NodeId before, NodeId after);
   // No node added from now on depends on a node before `before` (monotone; capped at size()).
   void seal(NodeId before);
+  // Binds delay `id` (added in this call) to `processor`, as TransferDag::set_processor: one
+  // bound node runs on it at a time, lowest priority first. Its end frees the processor,
+  // unless `held`: then it stays taken until a node given to free_processor_at() ends.
+  void set_processor(NodeId id, std::uint32_t processor, std::uint32_t priority = 0, bool held = false);
+  // Node `id` (added in this call) frees `processor` when it ends (the end of a hold).
+  void free_processor_at(NodeId id, std::uint32_t processor);
+  bool has_processors() const { return bound_; }
   LabelId intern_label(std::string_view label);
   const std::vector<std::string>& labels() const { return labels_; }
 
@@ -113,6 +120,9 @@ class DagStream {
   NodeId batch_ = 0;          // first node of the source's current call
   bool running_ = false;       // the run began: a node added now must have a predecessor
   std::vector<Edge> edges_;    // successor lists, slots reused through free_edge_
+  // Bound and freeing nodes not ended yet, by id (lookup only, never iterated).
+  std::unordered_map<NodeId, TransferDag::Binding> bindings_;
+  bool bound_ = false;         // some node was ever bound or frees a processor
   std::uint32_t free_edge_ = kNone;
 };
 

@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <functional>
 #include <optional>
+#include <queue>
+#include <unordered_map>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -102,6 +105,7 @@ class StreamExecutor {
   }
 
   void settle(SimTime now) {
+    if (!idle_with_work_.empty()) dispatch(now);
     network_.reshare(now);
     result_.peak_concurrent_transfers = std::max(result_.peak_concurrent_transfers, network_.active_flows());
     if (audit_) network_.audit_sharing();
@@ -113,6 +117,16 @@ class StreamExecutor {
     s.start = now;
     const DagNode& node = s.node;
     if (node.kind == NodeKind::delay) {
+      if (stream_.bound_) {
+        const auto it = stream_.bindings_.find(id);
+        if (it != stream_.bindings_.end() && it->second.processor != TransferDag::kNoProcessor) {
+          // Queued until the end of the instant, so that every node ready now competes.
+          Processor& p = processors_[it->second.processor];
+          p.ready.push((static_cast<std::uint64_t>(it->second.priority) << 32) | id);
+          if (!p.busy) idle_with_work_.push_back(it->second.processor);
+          return;
+        }
+      }
       queue_.push(now + to_sim_time(node.latency), id, kEnd);
       return;
     }
@@ -147,6 +161,7 @@ class StreamExecutor {
     s.waiting = kDone;
     makespan_ = std::max(makespan_, now);
     ++done_;
+    if (stream_.bound_) release(id);
     if (on_node_) on_node_(id, s.node, NodeTiming{to_seconds(s.start), to_seconds(now)});
     for (std::uint32_t e = s.first_edge; e != DagStream::kNone; e = stream_.edges_[e].next) {
       const NodeId next = stream_.edges_[e].after;
@@ -158,6 +173,34 @@ class StreamExecutor {
     }
     stream_.free_edges(s);
     stream_.retire();
+  }
+
+  // A node that frees a processor ended: the processor is free for the next waiting node.
+  void release(NodeId id) {
+    const auto it = stream_.bindings_.find(id);
+    if (it == stream_.bindings_.end()) return;
+    const std::uint32_t freed = it->second.releases;
+    stream_.bindings_.erase(it);
+    if (freed == TransferDag::kNoProcessor) return;
+    Processor& p = processors_[freed];
+    p.busy = false;
+    if (!p.ready.empty()) idle_with_work_.push_back(freed);
+  }
+
+  // End of an instant: each idle processor with waiting nodes starts the lowest priority one.
+  void dispatch(SimTime now) {
+    std::sort(idle_with_work_.begin(), idle_with_work_.end());  // a reproducible order
+    for (const std::uint32_t id : idle_with_work_) {
+      Processor& p = processors_[id];
+      if (p.busy || p.ready.empty()) continue;
+      const auto next = static_cast<NodeId>(p.ready.top() & 0xffffffffu);
+      p.ready.pop();
+      p.busy = true;
+      DagStream::Slot& s = stream_.slot(next);
+      s.start = now;
+      queue_.push(now + to_sim_time(s.node.latency), next, kEnd);
+    }
+    idle_with_work_.clear();
   }
 
   StreamResult finish_result() {
@@ -185,6 +228,13 @@ class StreamExecutor {
   bool audit_;
   const std::function<void(std::size_t, std::size_t)>& progress_;
   const NodeCallback& on_node_;
+  struct Processor {
+    bool busy = false;
+    // Ready nodes waiting: (priority << 32 | id), smallest first.
+    std::priority_queue<std::uint64_t, std::vector<std::uint64_t>, std::greater<>> ready;
+  };
+  std::unordered_map<std::uint32_t, Processor> processors_;  // lookup only, never iterated
+  std::vector<std::uint32_t> idle_with_work_;  // processors to dispatch at the end of the instant
   bool exhausted_ = false;
   std::uint64_t steps_ = 0;
   std::vector<std::uint32_t> completed_;

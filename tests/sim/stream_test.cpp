@@ -53,6 +53,10 @@ DagSource replay(const TransferDag& dag, std::size_t window) {
       }
       REQUIRE(got == id);
       for (const NodeId p : dag.predecessors(id)) s.add_dependency(p, id);
+      // A TransferDag binding is a processor to run on and one to free: the same in two calls.
+      const TransferDag::Binding b = dag.binding(id);
+      if (b.processor != TransferDag::kNoProcessor) s.set_processor(id, b.processor, b.priority, b.releases != b.processor);
+      if (b.releases != TransferDag::kNoProcessor && b.releases != b.processor) s.free_processor_at(id, b.releases);
     }
     if (state->next > state->last_root)
       while (state->sealed < state->next && state->last_successor[state->sealed] < state->next) ++state->sealed;
@@ -174,6 +178,31 @@ TransferDag random_dag(std::uint32_t seed, std::size_t count) {
   return dag;
 }
 
+// Micro-batches on 3 GPUs sharing one link: per (micro-batch m, GPU g) a kernel bound to
+// GPU g after the send of micro-batch m - 2, a launch bound to communicator 100 and held
+// until the transfer's arrival node, the transfer over [g, 3], and the arrival. Priorities
+// are not in id order, so that they decide who goes first.
+TransferDag micro_batches() {
+  TransferDag dag;
+  std::vector<NodeId> sent(3 * 6);
+  for (std::uint32_t m = 0; m < 6; ++m)
+    for (std::uint32_t g = 0; g < 3; ++g) {
+      const NodeId kernel = dag.add_delay(Seconds{1e-6 * (1 + (g + m) % 3)}, 0, g);
+      dag.set_processor(kernel, g, (m + 3 * g) % 6);
+      if (m >= 2) dag.add_dependency(sent[3 * (m - 2) + g], kernel);
+      const NodeId launch = dag.add_delay(Seconds{0.5e-6}, 0, g);
+      dag.add_dependency(kernel, launch);
+      const LinkId route[2] = {g, 3};
+      const NodeId t = dag.add_transfer(route, Bytes{4e4 * (1 + m % 2)}, std::nullopt, BytesPerSec::unlimited(), 0, g);
+      dag.add_dependency(launch, t);
+      const NodeId arrived = dag.add_delay(Seconds{0.0}, 0, g);
+      dag.add_dependency(t, arrived);
+      dag.set_processor(launch, 100, 5 - m, arrived);
+      sent[3 * m + g] = arrived;
+    }
+  return dag;
+}
+
 }  // namespace
 
 TEST_CASE("stream: a ring all-reduce on a crossbar streams bit-identical to run_dag") {
@@ -263,6 +292,20 @@ TEST_CASE("stream: a source that breaks the contract is told so") {
     };
     CHECK_THROWS_AS(run_streaming(links, source), std::logic_error);
   }
+  SUBCASE("a transfer bound to a processor, or a node of an earlier call") {
+    int calls = 0;
+    const DagSource source = [&](DagStream& s) {
+      const LinkId route[1] = {0};
+      const NodeId t = s.add_transfer(route, Bytes{1.0});
+      if (calls == 0) CHECK_THROWS_AS(s.set_processor(t, 0), std::invalid_argument);
+      if (calls == 1) CHECK_THROWS_AS(s.free_processor_at(0, 0), std::logic_error);
+      if (calls > 0) s.add_dependency(t - 1, t);
+      s.seal(t);
+      return ++calls < 2;
+    };
+    const StreamResult r = run_streaming(links, source);
+    CHECK(r.nodes == 2);
+  }
   SUBCASE("a link that does not exist") {
     const DagSource source = [&](DagStream& s) {
       const LinkId route[1] = {3};
@@ -294,4 +337,11 @@ TEST_CASE("stream: the header's chain of delays") {
   CHECK(r.nodes == 10);
   CHECK(order == std::vector<NodeId>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
   CHECK(r.peak_window <= 2);
+}
+
+TEST_CASE("stream: delays bound to processors (micro-batches, a held communicator) stream bit-identical") {
+  const TransferDag dag = micro_batches();
+  REQUIRE(dag.has_processors());
+  const auto links = uniform_links(4, 40e9, 0.3e-6);
+  for (const std::size_t window : {1, 2, 4, 9, 1000}) check_same(links, dag, window, {.check_invariants = true});
 }
