@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "sim/event_queue.h"
+#include "sim/executor_support.h"
 #include "sim/network.h"
 
 namespace wiresim::sim {
@@ -28,31 +29,13 @@ constexpr bool kDebugBuild = false;
 constexpr bool kDebugBuild = true;
 #endif
 
-SimTime ceil_ps(double ps) { return static_cast<SimTime>(std::ceil(ps - 1e-6)); }
-
-std::vector<double> capacities(std::span<const LinkSpec> links) {
-  std::vector<double> c;
-  c.reserve(links.size());
-  for (std::size_t l = 0; l < links.size(); ++l) {
-    const LinkSpec& s = links[l];
-    if (!(s.capacity.count() > 0.0) || !std::isfinite(s.capacity.count()))
-      throw std::invalid_argument(fmt::format("link {} ({}): capacity must be finite and > 0", l,
-                                              s.name));
-    if (!(s.latency.count() >= 0.0) || !std::isfinite(s.latency.count()))
-      throw std::invalid_argument(fmt::format("link {} ({}): latency must be finite and >= 0", l,
-                                              s.name));
-    c.push_back(s.capacity.count());
-  }
-  return c;
-}
-
 // Plays the DAG: the event queue holds starts of flows and ends of delays; the network
 // holds flows. Each instant is handled as one batch: network completions, then queued
 // events in the order they were pushed, then one reshare of what changed.
 class Executor {
  public:
   Executor(std::span<const LinkSpec> links, const TransferDag& dag, const RunOptions& options)
-      : links_(links), dag_(dag), network_(capacities(links)),
+      : links_(links), dag_(dag), network_(link_capacities(links)),
         audit_(options.check_invariants || kDebugBuild), progress_(options.progress) {
     network_.set_audit(audit_);
     network_.set_window(options.window_flows, options.window_slack);
@@ -278,6 +261,22 @@ class Executor {
 };
 
 }  // namespace
+
+std::vector<double> link_capacities(std::span<const LinkSpec> links) {
+  std::vector<double> c;
+  c.reserve(links.size());
+  for (std::size_t l = 0; l < links.size(); ++l) {
+    const LinkSpec& s = links[l];
+    if (!(s.capacity.count() > 0.0) || !std::isfinite(s.capacity.count()))
+      throw std::invalid_argument(fmt::format("link {} ({}): capacity must be finite and > 0", l,
+                                              s.name));
+    if (!(s.latency.count() >= 0.0) || !std::isfinite(s.latency.count()))
+      throw std::invalid_argument(fmt::format("link {} ({}): latency must be finite and >= 0", l,
+                                              s.name));
+    c.push_back(s.capacity.count());
+  }
+  return c;
+}
 
 RunResult run_dag(std::span<const LinkSpec> links, const TransferDag& dag,
                   const RunOptions& options) {
