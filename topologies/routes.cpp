@@ -251,6 +251,9 @@ std::span<const LinkId> Router::route(DeviceId src, DeviceId dst, std::uint32_t 
 }
 
 std::optional<DeviceId> Router::pxb_nic(DeviceId src, int rail) const {
+  const std::uint64_t key = (std::uint64_t{src} << 32) | static_cast<std::uint32_t>(rail);
+  if (const auto it = pxb_nics_.find(key); it != pxb_nics_.end()) return it->second;
+  std::optional<DeviceId>& found = pxb_nics_[key];
   const int node = graph_.device(src).node;
   for (DeviceId d = 0; d < graph_.device_count(); ++d) {
     const Device& nic = graph_.device(d);
@@ -259,9 +262,9 @@ std::optional<DeviceId> Router::pxb_nic(DeviceId src, int rail) const {
     if (path.empty()) continue;
     bool through_cpu = false;
     for (LinkId id : path) through_cpu = through_cpu || graph_.device(graph_.link(id).to).kind == DeviceKind::cpu;
-    if (!through_cpu) return d;
+    if (!through_cpu) return found = d;
   }
-  return std::nullopt;
+  return found;
 }
 
 // The GPU of src's node, in src's NVLink domain, whose NIC for this flow is on `rail`.

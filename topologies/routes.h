@@ -102,6 +102,7 @@ class Router {
   std::vector<DeviceId> switches_;
   mutable std::unordered_map<std::uint64_t, std::vector<LinkId>> cache_;
   mutable std::unordered_map<DeviceId, std::vector<DeviceId>> nearest_nics_;
+  mutable std::unordered_map<std::uint64_t, std::optional<DeviceId>> pxb_nics_;   // by (src, rail)
   std::unordered_map<int, std::vector<DeviceId>> gpus_by_node_;
   mutable std::unordered_map<std::size_t, std::vector<std::uint16_t>> switch_hops_;
 };
