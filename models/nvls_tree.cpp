@@ -13,14 +13,20 @@
 // GPU where a ring sends 2(n−1)/n of it, which is why NVLSTree beats the ring across nodes.
 // Latency: NVLS's 25 us once (launch), NCCL's NVLSTree NET step (20.9 us) per tree hop.
 //
-// Closed form (w: one part per loop, L loops, D the trees' depth): base + fill +
-// (L − 1)·period, the fill being the first loop's reduce-scatter, D hops up and down and
-// all-gather. The period is the slowest of: the NVLink side, (g+1)·w/(eff·B) plus the NVLS
-// step overhead that follows each reduce-scatter and all-gather; the network side, o + (w/2)/r
-// with r the tree edges' share of the NICs by duty (duty_shared_rates); and the slot window, a
-// loop's round trip (reduce-scatter to all-gather) over the `slots` loops that may be in
-// flight. Within 0.3% of the simulation at 1 GiB on 2-8 H100 nodes; 2-6% fast at 16 MiB
-// (two loops: the second loop's network hops meet the first's in ways the fill ignores).
+// Closed form (w: one part per loop, L loops, D the trees' depth): base + the larger of
+//   pipe(L − 1) = fill + NVLink period + (L − 2)·period, and
+//   pipe((L − 1) mod S) + ⌊(L − 1)/S⌋·round trip   (the slot window, S = `slots` loops),
+// the fill being the first loop's reduce-scatter, its trees hop by hop (tree_fill) and its
+// all-gather. The NVLink period is (g+1)·w/(eff·B) plus the NVLS step overhead that follows
+// each reduce-scatter and all-gather; the period is the slower of it and the network side,
+// o + (w/2)/r with r the tree edges' share of the NICs by duty (duty_shared_rates). The second
+// loop trails the first by the NVLink period alone: its network sends fall between the
+// first's, spread over the trees' fill (seen in the simulation's trace at 4 and 8 nodes).
+// Against the simulation (`coll all_reduce --topo topologies/cluster-h100-ib.yaml --set
+// nodes=N --algo nvls_tree --proto simple --model analytic|simulate`): within 1% on 4 and 8
+// nodes from 16 MiB to 1 GiB; 2 nodes −2.1% at 16 MiB and −4.6% at 64 MiB (each NIC carries
+// one tree's reduce and the other's broadcast, which the period's duty sharing undercounts);
+// 16 nodes −5% at 64-256 MiB.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -228,15 +234,24 @@ Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
       }
     }
   }
-  double full = INFINITY;
-  for (const auto& e : edges) full = std::min(full, shared_rates(b, {e}, sim::BytesPerSec::unlimited()).front());
-  const double fill = 2.0 * (g * part / (eff * bw) + wire) + red_part + depth * (2.0 * (o + half / full + hop) + red_half);
+  // The fill: the first loop's reduce-scatter, its trees hop by hop (tree_fill: a parent's
+  // children send to it at once and it sends down to them at once, over shared NICs), its
+  // all-gather.
+  double trees_fill = 0.0;
+  for (int j = 0; j < g; ++j) {
+    std::vector<std::vector<int>> members;
+    for (int q = 0; q < nodes; ++q) members.push_back({by_node[q][j]});
+    for (int w = 0; w < 2; ++w)
+      trees_fill = std::max(trees_fill, tree_fill(b, build_tree(members, w, n), static_cast<std::uint32_t>(w * n),
+                                                  static_cast<std::uint32_t>(w * n + n), half,
+                                                  sim::BytesPerSec::unlimited(), red_half, nullptr, nullptr));
+  }
+  const double fill = 2.0 * (g * part / (eff * bw) + wire) + red_part + trees_fill;
   // The NVLink side: each GPU's reduce-scatter and all-gather share its port ((g + 1) parts
   // each way per loop) and each is followed by the NVLS step overhead before the next loop's.
   const double nvlink = (g + 1.0) * part / (eff * bw) + overhead;
   // A part's reduce-scatter waits for its all-gather `ahead` loops back (the expansion's
-  // slots): a loop's round trip (reduce-scatter, D hops up and D down, all-gather) over
-  // `ahead` bounds the period where the trees are deep.
+  // slots): a loop's round trip (reduce-scatter, D hops up and D down, all-gather).
   const int ahead = std::max(2, b.protocol().slots);
   std::vector<double> rates;
   double floor = nvlink, trip = 0.0;
@@ -251,10 +266,21 @@ Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
     floor = std::max(nvlink, trip / ahead);
   }
   const double net_rate = *std::min_element(rates.begin(), rates.end());
-  const double period = std::max({nvlink, o + half / net_rate, trip / ahead});
-  t += fill + (loops - 1.0) * period;
-  formula = fmt::format("base + fill(2 x (g part/(eff B) + wire) + 2D x (part/2 / rate + step)) + (L - 1) x "
-                        "max((g+1) part/(eff B) + NVLS overhead, o + part/2 / net rate, round trip / slots), g = {}, D = {}, L = {}",
+  const double period = std::max(nvlink, o + half / net_rate);
+  // The second loop leaves the NVLink side one NVLink period after the first, and its network
+  // sends fall between the first loop's, which are spread over the trees' fill (traced in the
+  // simulation: loop 2 trails loop 1 by the NVLink period at 4 and 8 nodes); from the third on
+  // the network's own period shows.
+  const auto pipe = [&](double k) { return fill + std::min(k, 1.0) * nvlink + std::max(0.0, k - 1.0) * period; };
+  // The window: loop k's reduce-scatter waits for loop k − ahead's all-gather, so past
+  // `ahead` loops each group of `ahead` costs at least a round trip (the recurrence's bound).
+  const int windows = (loops - 1) / ahead;
+  const double window = pipe((loops - 1) % ahead) + windows * trip;
+  t += std::max(pipe(loops - 1.0), window);
+  formula = fmt::format("base + max(fill + (L - 1) x NVLink period + network lag past its slack, fill + "
+                        "((L - 1) mod slots) x period + ((L - 1) / slots) x round trip); fill = 2 (g part/(eff B) + "
+                        "wire) + trees hop by hop, period = max((g+1) part/(eff B) + NVLS overhead, o + part/2 / net "
+                        "rate), g = {}, D = {}, L = {}",
                         g, depth, loops);
   return {sim::Seconds{t}, formula};
 }

@@ -162,23 +162,26 @@ TEST_CASE("across nodes the tree's closed form is within 1% of the simulation at
   }
 }
 
-TEST_CASE("across nodes the NVLS tree's closed form is within 0.5% of the simulation at 1 GiB, 7% at 16 MiB") {
+TEST_CASE("across nodes the NVLS tree's closed form is within 1% of the simulation on 4 and 8 nodes from 16 MiB to 1 GiB") {
   // Its period is the slowest of the NVLink side (with the NVLS step overhead after each
   // reduce-scatter and all-gather: 2 nodes), the network side (tree edges sharing NICs by duty:
-  // 4 nodes) and the slot window (a loop's round trip over the slots in flight: 8 nodes).
-  // Without them it was 5% and 12% fast at 1 GiB on 2 and 8 nodes. At 16 MiB (two loops) the
-  // fill ignores how the second loop's hops meet the first's: 2-6% fast.
-  for (const int nodes : {2, 8}) {
+  // 4 nodes) and the slot window (a loop's round trip over the slots in flight: 8 nodes); the
+  // second loop trails the first by the NVLink period alone (16 MiB: two loops; with the
+  // network period there it was 3.3% slow on 4 nodes, with the old fill 4.5% and 5.9% fast on
+  // 4 and 8). On 2 nodes each NIC carries one tree's reduce and the other's broadcast, which
+  // the duty sharing undercounts: 2.1% fast at 16 MiB, 4.6% at 64 MiB (the bound below).
+  for (const int nodes : {2, 4, 8}) {
     const topo::LinkGraph g = cluster(nodes);
     const Machine m(g, default_params());
-    for (const double size : {16.0 * (1 << 20), 1024.0 * (1 << 20)}) {
+    for (const double size : {16.0 * (1 << 20), 64.0 * (1 << 20), 1024.0 * (1 << 20)}) {
       CAPTURE(nodes);
       CAPTURE(size);
       const Problem p{Collective::all_reduce, sim::Bytes{size}, {g.gpus().begin(), g.gpus().end()}, 0};
       const Choice c{Algorithm::nvls_tree, Protocol::simple, m.arch().channels};
       const double sim = run_collective(m, p, c, Method::simulate).time.count();
       const double closed = run_collective(m, p, c, Method::analytic).time.count();
-      CHECK(closed == doctest::Approx(sim).epsilon(size > 1e9 ? 0.005 : 0.07));
+      const double tolerance = nodes > 2 || size > 1e9 ? 0.01 : size < 2e7 ? 0.025 : 0.05;
+      CHECK(closed == doctest::Approx(sim).epsilon(tolerance));
     }
   }
 }
