@@ -231,12 +231,17 @@ int run(const RunOptions& o) {
     if (simulated) j["simulated_step_time_ms"] = simulated->step.ms();
     fmt::print("{}\n", j.dump(2));
   } else if (o.format == "csv") {
+    // Offload columns only where the workload offloads (bytes per step over all GPUs).
     fmt::print("scenario,topology,gpus,tp,ep,pp,dp,method,step_time_ms,comm_time_ms,exposed_comm_ms,compute_time_ms,"
-               "tokens_per_s{}\n", band ? ",step_time_ms_lo,step_time_ms_hi" : "");
-    fmt::print("{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f}{}\n", s.name, s.topology, s.layout.gpus(),
+               "tokens_per_s{}{}\n", band ? ",step_time_ms_lo,step_time_ms_hi" : "",
+               r.offload ? ",offload_time_ms,offload_exposed_ms,offload_to_gpu_bytes,offload_to_host_bytes" : "");
+    fmt::print("{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.3f}{}{}\n", s.name, s.topology, s.layout.gpus(),
                s.layout.tp, s.layout.ep, s.layout.pp, s.layout.dp, o.method, r.step.ms(), r.comm.ms(),
                r.exposed_comm.ms(), r.compute.ms(), r.tokens_per_s,
-               band ? fmt::format(",{:.6f},{:.6f}", band->low_ms, band->high_ms) : "");
+               band ? fmt::format(",{:.6f},{:.6f}", band->low_ms, band->high_ms) : "",
+               r.offload ? fmt::format(",{:.6f},{:.6f},{:.0f},{:.0f}", r.offload->time.ms(), r.offload->exposed.ms(),
+                                       r.offload->to_gpu.count(), r.offload->to_host.count())
+                         : "");
   } else {
     print_table(s, s.topology, o.method, r, simulated.get());
     if (o.explain) print_explain(r);

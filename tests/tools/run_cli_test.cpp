@@ -1,5 +1,6 @@
 // `wiresim run` and `wiresim sweep` end to end: the JSON contract of issue 6 (top-level
 // step_time_ms, comm_time_ms, exposed_comm_ms, breakdown) and micro-batching on the command line.
+#include <algorithm>
 #include <doctest/doctest.h>
 
 #include <map>
@@ -128,4 +129,31 @@ TEST_CASE("run: an offloading decode prints its copies per step, with units, and
   CHECK(o["exposed_ms"].get<double>() > 0.0);
   CHECK(o["exposed_ms"].get<double>() <= j["step_time_ms"].get<double>());
   CHECK(!nlohmann::json::parse(wiresim("run scenarios/llama70b-tp8-decode.yaml --format json").out).contains("offload"));
+
+  // The CSV carries the same figures in its own columns; a step without offload has none.
+  const Run csv = wiresim("run scenarios/llama70b-decode-kv-offload.yaml --format csv");
+  REQUIRE(csv.exit_code == 0);
+  const auto header_end = csv.out.find('\n');
+  const std::string header = csv.out.substr(0, header_end);
+  const std::string values = csv.out.substr(header_end + 1, csv.out.find('\n', header_end + 1) - header_end - 1);
+  const auto split = [](const std::string& line) {
+    std::vector<std::string> cells;
+    std::size_t from = 0;
+    for (std::size_t comma; (comma = line.find(',', from)) != std::string::npos; from = comma + 1)
+      cells.push_back(line.substr(from, comma - from));
+    cells.push_back(line.substr(from));
+    return cells;
+  };
+  const auto names = split(header), cells = split(values);
+  REQUIRE(names.size() == cells.size());
+  const auto cell = [&](const std::string& name) {
+    const auto it = std::find(names.begin(), names.end(), name);
+    REQUIRE(it != names.end());
+    return std::stod(cells[static_cast<std::size_t>(it - names.begin())]);
+  };
+  CHECK(cell("offload_to_gpu_bytes") == doctest::Approx(o["to_gpu_bytes"].get<double>()).epsilon(1e-12));
+  CHECK(cell("offload_to_host_bytes") == doctest::Approx(o["to_host_bytes"].get<double>()).epsilon(1e-12));
+  CHECK(cell("offload_time_ms") == doctest::Approx(o["time_ms"].get<double>()).epsilon(1e-6));
+  CHECK(cell("offload_exposed_ms") == doctest::Approx(o["exposed_ms"].get<double>()).epsilon(1e-6));
+  CHECK(wiresim("run scenarios/llama70b-tp8-decode.yaml --format csv").out.find("offload") == std::string::npos);
 }
