@@ -10,10 +10,10 @@ namespace wiresim::models {
 
 Machine::Machine(const topo::LinkGraph& graph, const Params& params, Transports transports)
     : graph_(graph), params_(params), router_(graph), links_(topo::link_specs(graph)), transports_(transports) {
+  router_.set_pxn(true);
   if (!graph.gpus().empty()) arch_name_ = graph.device(graph.gpus().front()).arch;
   if (arch_name_.empty()) arch_name_ = "default";
   const ArchParams& a = arch();
-  router_.set_pxn(a.pxn);
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const topo::Link& link = graph.link(static_cast<sim::LinkId>(i));
     links_[i].capacity = links_[i].capacity * a.efficiency(link.tier);

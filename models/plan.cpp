@@ -291,59 +291,30 @@ std::vector<std::vector<int>> node_cycles(const Machine& machine, const Problem&
 // NCCL, a channel's pattern is the same in every node; the instances leave on different GPUs
 // and enter on different GPUs, so each NIC sends one instance and receives one (the hop
 // between nodes may cross rails through the spine). A small backtracking search over exits.
-// Each instance leaves its cycle's closing edge (exit -> start) unused. On a complete mesh
-// (g − 1 cycles, one per out-link) the search asks for starts whose g − 1 closing edges chain
-// into one path over all g GPUs: that path is a g-th instance on links no other uses, so every
-// NIC of the node carries an instance, as NCCL's search puts a channel on each NIC. `extra`
-// holds it (empty where there is none, or where fewer instances are asked for).
-struct MeshStarts {
-  std::vector<int> starts;
-  std::vector<int> extra;
-};
-
-MeshStarts mesh_starts(const std::vector<std::vector<int>>& cycles, int g, int rings) {
+std::vector<int> mesh_starts(const std::vector<std::vector<int>>& cycles, int g, int rings) {
   const auto next = [&](int r, int at) {
     if (cycles.empty()) return (at + 1) % g;
     const auto& c = cycles[r % cycles.size()];
     const int i = static_cast<int>(std::find(c.begin(), c.end(), at) - c.begin());
     return c[(i + 1) % g];
   };
-  const bool extra = g >= 3 && static_cast<int>(cycles.size()) == g - 1 && rings >= g;
-  const int placed = extra ? g - 1 : rings;
-  MeshStarts out;
-  std::vector<int> exits;
+  std::vector<int> starts;
   std::vector<char> exit_used(g, 0), start_used(g, 0);
-  // The closing edges as a path: from the GPU no instance starts at, following exit -> start.
-  const auto chain = [&]() {
-    std::vector<int> successor(g, -1);
-    for (int r = 0; r < placed; ++r) successor[exits[r]] = out.starts[r];
-    std::vector<int> path{static_cast<int>(std::find(start_used.begin(), start_used.end(), 0) - start_used.begin())};
-    while (static_cast<int>(path.size()) < g && successor[path.back()] >= 0) path.push_back(successor[path.back()]);
-    return static_cast<int>(path.size()) == g ? path : std::vector<int>{};
-  };
-  long budget = 1000000;
+  long budget = 100000;
   const std::function<bool(int)> place = [&](int r) -> bool {
-    if (r == placed) {
-      if (!extra) return true;
-      out.extra = chain();
-      return !out.extra.empty();
-    }
+    if (r == rings) return true;
     for (int x = 0; x < g && --budget > 0; ++x) {
       const int y = next(r, x);
       if (exit_used[x] || start_used[y]) continue;
       exit_used[x] = start_used[y] = 1;
-      out.starts.push_back(y);
-      exits.push_back(x);
+      starts.push_back(y);
       if (place(r + 1)) return true;
-      out.starts.pop_back();
-      exits.pop_back();
+      starts.pop_back();
       exit_used[x] = start_used[y] = 0;
     }
     return false;
   };
-  if (place(0)) return out;
-  // No chain within the budget: the cycles alone.
-  if (extra) return mesh_starts(cycles, g, g - 1);
+  if (place(0)) return starts;
   return {};
 }
 
@@ -396,31 +367,17 @@ std::vector<std::vector<int>> ring_orders(const Machine& machine, const Problem&
     for (const auto& g : by_node) smallest = std::min(smallest, static_cast<int>(g.size()));
     // On a mesh, no more instances than cycles: two instances on one cycle would share its
     // links and halve both, costing more than the rail the spare instance would add.
-    // (one more on a complete mesh: mesh_starts' path over the cycles' unused closing edges).
     for (const auto& c : cycles)
-      if (!c.empty())
-        smallest = std::min(smallest, static_cast<int>(c.size()) +
-                                          (static_cast<int>(c.size()) == static_cast<int>(c.front().size()) - 1));
+      if (!c.empty()) smallest = std::min(smallest, static_cast<int>(c.size()));
     rings = std::max(1, std::min(channels, smallest));
   } else if (mesh) {
     rings = std::max(1, std::min(channels, static_cast<int>(cycles.front().size())));
   }
   std::vector<std::vector<int>> orders;
-  MeshStarts placed;
-  if (mesh && by_node.size() > 1) {
-    placed = mesh_starts(cycles.front(), static_cast<int>(by_node.front().size()), rings);
-    if (placed.extra.empty()) rings = std::min(rings, static_cast<int>(cycles.front().size()));
-  }
-  const std::vector<int>& starts = placed.starts;
+  const std::vector<int> starts = mesh && by_node.size() > 1
+                                      ? mesh_starts(cycles.front(), static_cast<int>(by_node.front().size()), rings)
+                                      : std::vector<int>{};
   for (int r = 0; r < rings; ++r) {
-    if (!placed.extra.empty() && r == static_cast<int>(cycles.front().size())) {
-      // The instance over the cycles' unused closing edges, the same path in every node.
-      std::vector<int> order;
-      for (const auto& local : by_node)
-        for (int i : placed.extra) order.push_back(local[i]);
-      orders.push_back(std::move(order));
-      continue;
-    }
     if (!mesh) {
       orders.push_back(by_node.size() > 1 ? nic_ring_order(machine, problem, by_node, r, rings)
                                           : ring_order(by_node, r, rings));
