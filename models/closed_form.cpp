@@ -17,7 +17,7 @@ std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& 
   std::unordered_map<sim::LinkId, std::uint32_t> local;   // network link -> problem link
   std::vector<double> capacity;
   for (const auto& e : edges) {
-    for (auto l : m.route(b.gpu(e.from), b.gpu(e.to), e.flow)) {
+    for (auto l : b.route(e.from, e.to, e.flow)) {
       const auto [it, added] = local.emplace(l, static_cast<std::uint32_t>(capacity.size()));
       if (added) capacity.push_back(m.links()[l].capacity.count());
       route_links.push_back(it->second);

@@ -10,10 +10,10 @@ namespace wiresim::models {
 
 Machine::Machine(const topo::LinkGraph& graph, const Params& params, Transports transports)
     : graph_(graph), params_(params), router_(graph), links_(topo::link_specs(graph)), transports_(transports) {
-  router_.set_pxn(true);
   if (!graph.gpus().empty()) arch_name_ = graph.device(graph.gpus().front()).arch;
   if (arch_name_.empty()) arch_name_ = "default";
   const ArchParams& a = arch();
+  router_.set_pxn(a.pxn);
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const topo::Link& link = graph.link(static_cast<sim::LinkId>(i));
     links_[i].capacity = links_[i].capacity * a.efficiency(link.tier);
@@ -180,6 +180,11 @@ std::span<const sim::LinkId> Machine::route(topo::DeviceId a, topo::DeviceId b, 
     it = staged_routes_.emplace(key, std::move(links)).first;
   }
   return it->second;
+}
+
+std::span<const sim::LinkId> Machine::route(topo::DeviceId a, topo::DeviceId b, std::uint32_t flow, int rail) const {
+  if (rail < 0 || node_of(a) == node_of(b)) return route(a, b, flow);
+  return router_.route_on_rail(a, b, rail, flow);
 }
 
 sim::BytesPerSec Machine::rate(std::span<const sim::LinkId> route) const {

@@ -90,6 +90,9 @@ class Machine {
   const ArchParams& arch() const { return params_.arch(arch_name_); }
 
   std::span<const sim::LinkId> route(topo::DeviceId a, topo::DeviceId b, std::uint32_t flow = 0) const;
+  // Between GPUs of two nodes, the route on one rail (Router::route_on_rail); route() for
+  // rail < 0. Not staged for GDR: the NIC is the channel's, whatever its distance.
+  std::span<const sim::LinkId> route(topo::DeviceId a, topo::DeviceId b, std::uint32_t flow, int rail) const;
   bool p2p() const { return transports_.p2p; }
   Gdr gdr() const { return transports_.gdr; }
   Net net() const { return transports_.net; }

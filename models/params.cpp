@@ -62,7 +62,7 @@ sim::Bytes size_of(const std::string& s) { return sim::parse_size(s); }
 ArchParams read_arch(const Reader& r, const Value& n, const std::string& where) {
   r.only_keys(n, {"channels", "nvls_channels", "nvls_efficiency", "ll_max", "ll128_per_channel",
                   "link_efficiency", "shm_bandwidth", "launch_overhead", "nvls_step_overhead", "channel_bw",
-                  "p2p_channel_bw", "nvlink_step_extra"},
+                  "p2p_channel_bw", "nvlink_step_extra", "pxn"},
               where);
   ArchParams a;
   a.channels = r.count(r.need(n, "channels", where), where + ".channels", 1, 64);
@@ -82,6 +82,7 @@ ArchParams read_arch(const Reader& r, const Value& n, const std::string& where) 
     if (a.nvlink_step_extra.count() < 0.0 || a.nvlink_step_extra.count() > 1e-3)
       r.fail(*v, where + ".nvlink_step_extra: expected 0 to 1ms");
   }
+  if (const Value* v = input::find(n, "pxn")) a.pxn = input::as_bool(*v, where + ".pxn");
   if (const Value* v = input::find(n, "nvls_step_overhead")) {
     a.nvls_step_overhead = r.scalar<sim::Seconds>(*v, time_of, where + ".nvls_step_overhead");
     if (a.nvls_step_overhead.count() < 0.0 || a.nvls_step_overhead.count() > 1e-3)

@@ -64,6 +64,9 @@ struct ArchParams {
   // Added to every step over NVLink-class links: what this architecture's hop costs beyond
   // NCCL's latency table (flag and data visibility through the switch).
   sim::Seconds nvlink_step_extra{0.0};
+  // PXN (a flow to another rail relayed by the GPU of that rail): NCCL's default since 2.12;
+  // RCCL ships it disabled (NCCL_PXN_DISABLE defaults to 1 there).
+  bool pxn = true;
   double efficiency(topo::Tier tier) const;   // 1.0 where not given
 };
 

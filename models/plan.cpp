@@ -198,6 +198,11 @@ void PlanBuilder::depend(sim::NodeId before, sim::NodeId after) {
   if (before != kNoNode) plan_.dag.add_dependency(before, after);
 }
 
+std::span<const sim::LinkId> PlanBuilder::route(int from, int to, std::uint32_t flow) const {
+  const auto it = rails_.find({from, to});
+  return machine_.route(gpu(from), gpu(to), flow, it == rails_.end() ? -1 : it->second);
+}
+
 const PlanBuilder::Hop& PlanBuilder::hop(int from, int to, std::uint32_t flow) {
   const HopKey key{from, to, flow};
   auto& last = last_hop_[static_cast<std::size_t>(from)];
@@ -207,11 +212,11 @@ const PlanBuilder::Hop& PlanBuilder::hop(int from, int to, std::uint32_t flow) {
     return last.second;
   }
   Hop h;
-  h.route = plan_.dag.add_route(machine_.route(gpu(from), gpu(to), flow));
+  h.route = plan_.dag.add_route(route(from, to, flow));
   h.step_latency = step_latency(from, to);
   h.staged = machine_.staged(gpu(from), gpu(to));
   h.stream = machine_.stream_cap(gpu(from), gpu(to));
-  h.nvlink = machine_.tier_class(machine_.route(gpu(from), gpu(to), flow)) == TierClass::nvlink;
+  h.nvlink = machine_.tier_class(route(from, to, flow)) == TierClass::nvlink;
   last = *hops_.emplace(key, h).first;
   return last.second;
 }
@@ -291,30 +296,59 @@ std::vector<std::vector<int>> node_cycles(const Machine& machine, const Problem&
 // NCCL, a channel's pattern is the same in every node; the instances leave on different GPUs
 // and enter on different GPUs, so each NIC sends one instance and receives one (the hop
 // between nodes may cross rails through the spine). A small backtracking search over exits.
-std::vector<int> mesh_starts(const std::vector<std::vector<int>>& cycles, int g, int rings) {
+// Each instance leaves its cycle's closing edge (exit -> start) unused. On a complete mesh
+// (g − 1 cycles, one per out-link) the search asks for starts whose g − 1 closing edges chain
+// into one path over all g GPUs: that path is a g-th instance on links no other uses, so every
+// NIC of the node carries an instance, as NCCL's search puts a channel on each NIC. `extra`
+// holds it (empty where there is none, or where fewer instances are asked for).
+struct MeshStarts {
+  std::vector<int> starts;
+  std::vector<int> extra;
+};
+
+MeshStarts mesh_starts(const std::vector<std::vector<int>>& cycles, int g, int rings) {
   const auto next = [&](int r, int at) {
     if (cycles.empty()) return (at + 1) % g;
     const auto& c = cycles[r % cycles.size()];
     const int i = static_cast<int>(std::find(c.begin(), c.end(), at) - c.begin());
     return c[(i + 1) % g];
   };
-  std::vector<int> starts;
+  const bool extra = g >= 3 && static_cast<int>(cycles.size()) == g - 1 && rings >= g;
+  const int placed = extra ? g - 1 : rings;
+  MeshStarts out;
+  std::vector<int> exits;
   std::vector<char> exit_used(g, 0), start_used(g, 0);
-  long budget = 100000;
+  // The closing edges as a path: from the GPU no instance starts at, following exit -> start.
+  const auto chain = [&]() {
+    std::vector<int> successor(g, -1);
+    for (int r = 0; r < placed; ++r) successor[exits[r]] = out.starts[r];
+    std::vector<int> path{static_cast<int>(std::find(start_used.begin(), start_used.end(), 0) - start_used.begin())};
+    while (static_cast<int>(path.size()) < g && successor[path.back()] >= 0) path.push_back(successor[path.back()]);
+    return static_cast<int>(path.size()) == g ? path : std::vector<int>{};
+  };
+  long budget = 1000000;
   const std::function<bool(int)> place = [&](int r) -> bool {
-    if (r == rings) return true;
+    if (r == placed) {
+      if (!extra) return true;
+      out.extra = chain();
+      return !out.extra.empty();
+    }
     for (int x = 0; x < g && --budget > 0; ++x) {
       const int y = next(r, x);
       if (exit_used[x] || start_used[y]) continue;
       exit_used[x] = start_used[y] = 1;
-      starts.push_back(y);
+      out.starts.push_back(y);
+      exits.push_back(x);
       if (place(r + 1)) return true;
-      starts.pop_back();
+      out.starts.pop_back();
+      exits.pop_back();
       exit_used[x] = start_used[y] = 0;
     }
     return false;
   };
-  if (place(0)) return starts;
+  if (place(0)) return out;
+  // No chain within the budget: the cycles alone.
+  if (extra) return mesh_starts(cycles, g, g - 1);
   return {};
 }
 
@@ -367,17 +401,31 @@ std::vector<std::vector<int>> ring_orders(const Machine& machine, const Problem&
     for (const auto& g : by_node) smallest = std::min(smallest, static_cast<int>(g.size()));
     // On a mesh, no more instances than cycles: two instances on one cycle would share its
     // links and halve both, costing more than the rail the spare instance would add.
+    // (one more on a complete mesh: mesh_starts' path over the cycles' unused closing edges).
     for (const auto& c : cycles)
-      if (!c.empty()) smallest = std::min(smallest, static_cast<int>(c.size()));
+      if (!c.empty())
+        smallest = std::min(smallest, static_cast<int>(c.size()) +
+                                          (static_cast<int>(c.size()) == static_cast<int>(c.front().size()) - 1));
     rings = std::max(1, std::min(channels, smallest));
   } else if (mesh) {
     rings = std::max(1, std::min(channels, static_cast<int>(cycles.front().size())));
   }
   std::vector<std::vector<int>> orders;
-  const std::vector<int> starts = mesh && by_node.size() > 1
-                                      ? mesh_starts(cycles.front(), static_cast<int>(by_node.front().size()), rings)
-                                      : std::vector<int>{};
+  MeshStarts placed;
+  if (mesh && by_node.size() > 1) {
+    placed = mesh_starts(cycles.front(), static_cast<int>(by_node.front().size()), rings);
+    if (placed.extra.empty()) rings = std::min(rings, static_cast<int>(cycles.front().size()));
+  }
+  const std::vector<int>& starts = placed.starts;
   for (int r = 0; r < rings; ++r) {
+    if (!placed.extra.empty() && r == static_cast<int>(cycles.front().size())) {
+      // The instance over the cycles' unused closing edges, the same path in every node.
+      std::vector<int> order;
+      for (const auto& local : by_node)
+        for (int i : placed.extra) order.push_back(local[i]);
+      orders.push_back(std::move(order));
+      continue;
+    }
     if (!mesh) {
       orders.push_back(by_node.size() > 1 ? nic_ring_order(machine, problem, by_node, r, rings)
                                           : ring_order(by_node, r, rings));

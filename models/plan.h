@@ -13,6 +13,7 @@
 //   sim::RunResult r = sim::run_dag(machine.links(), plan.dag);
 #pragma once
 
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -158,6 +159,11 @@ class PlanBuilder {
   // stands for (cap_nvlink_channels), payload; unlimited otherwise.
   sim::BytesPerSec stream_cap(int from, int to) const;
   sim::TransferDag& dag() { return plan_.dag; }
+  // Sends from rank `from` to rank `to` (on another node) take `rail` (Machine::route with a
+  // rail): a ring channel's NIC. Set before the first send between them.
+  void set_rail(int from, int to, int rail) { rails_[{from, to}] = rail; }
+  // The route of a send between these ranks on ECMP path `flow` (its rail, if set).
+  std::span<const sim::LinkId> route(int from, int to, std::uint32_t flow) const;
 
  private:
   // What every send from `from` to `to` on ECMP path `flow` shares, worked out on the first
@@ -197,6 +203,7 @@ class PlanBuilder {
   std::unordered_map<HopKey, Hop, HopHash> hops_;
   // The last hop each rank sent on: a ring or chain sends on the same one again and again.
   std::vector<std::pair<HopKey, Hop>> last_hop_;
+  std::map<std::pair<int, int>, int> rails_;
 };
 
 // The floor a host thread puts under back-to-back collectives: gpus_per_thread x host_launch.

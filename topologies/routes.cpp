@@ -250,6 +250,32 @@ std::span<const LinkId> Router::route(DeviceId src, DeviceId dst, std::uint32_t 
   return cache_.emplace(key, std::move(path)).first->second;
 }
 
+std::span<const LinkId> Router::route_on_rail(DeviceId src, DeviceId dst, int rail, std::uint32_t flow) const {
+  const Device& a = graph_.device(src);
+  const Device& b = graph_.device(dst);
+  if (rail < 0 || a.node < 0 || b.node < 0 || a.node == b.node) return route(src, dst, flow);
+  const auto key = std::make_tuple(src, dst, rail, flow);
+  if (const auto it = rail_routes_.find(key); it != rail_routes_.end()) return it->second;
+  const auto out = nic_on_rail(a.node, rail), in = nic_on_rail(b.node, rail);
+  if (!out || !in) return route(src, dst, flow);
+  const auto head = cheapest(src, *out, Mode::host);
+  const auto middle = network_route(*out, *in, flow);
+  const auto tail = cheapest(*in, dst, Mode::host);
+  if (head.empty() || middle.empty() || tail.empty()) return route(src, dst, flow);
+  std::vector<LinkId> path = head;
+  path.insert(path.end(), middle.begin(), middle.end());
+  path.insert(path.end(), tail.begin(), tail.end());
+  return rail_routes_.emplace(key, std::move(path)).first->second;
+}
+
+std::optional<DeviceId> Router::nic_on_rail(int node, int rail) const {
+  for (DeviceId d = 0; d < graph_.device_count(); ++d) {
+    const Device& nic = graph_.device(d);
+    if (nic.kind == DeviceKind::nic && nic.node == node && nic.rail == rail) return d;
+  }
+  return std::nullopt;
+}
+
 std::optional<DeviceId> Router::pxb_nic(DeviceId src, int rail) const {
   const std::uint64_t key = (std::uint64_t{src} << 32) | static_cast<std::uint32_t>(rail);
   if (const auto it = pxb_nics_.find(key); it != pxb_nics_.end()) return it->second;

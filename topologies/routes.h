@@ -25,9 +25,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -52,6 +54,11 @@ class Router {
   // crossing the spines. Off by default (a topology's own routes); models::Machine turns it
   // on. Set it before the first route is asked for.
   void set_pxn(bool on) { pxn_ = on; }
+  // A route between GPUs of two nodes on one rail, as NCCL's ring channels keep one NIC at
+  // both ends ("NET n -> GPU a -> .. -> GPU x -> NET n", src/graph/search.cc): out through
+  // the NIC of src's node on `rail`, reached over PCIe (through the CPU where that is the
+  // path), in through the NIC of dst's node on it. route() where there is no such NIC.
+  std::span<const LinkId> route_on_rail(DeviceId src, DeviceId dst, int rail, std::uint32_t flow = 0) const;
   sim::Seconds latency(std::span<const LinkId> links) const;
   sim::BytesPerSec bottleneck(std::span<const LinkId> links) const;
   // NVLink-class route -> P2P/NVLink; PCIe route through switches only (PIX, PXB) ->
@@ -93,6 +100,7 @@ class Router {
   std::string host_label(DeviceId a, DeviceId b) const;
 
   std::optional<DeviceId> pxn_relay(DeviceId src, int rail, std::uint32_t flow) const;
+  std::optional<DeviceId> nic_on_rail(int node, int rail) const;
 
   const LinkGraph& graph_;
   bool pxn_ = false;
@@ -103,6 +111,7 @@ class Router {
   mutable std::unordered_map<std::uint64_t, std::vector<LinkId>> cache_;
   mutable std::unordered_map<DeviceId, std::vector<DeviceId>> nearest_nics_;
   mutable std::unordered_map<std::uint64_t, std::optional<DeviceId>> pxb_nics_;   // by (src, rail)
+  mutable std::map<std::tuple<DeviceId, DeviceId, int, std::uint32_t>, std::vector<LinkId>> rail_routes_;
   std::unordered_map<int, std::vector<DeviceId>> gpus_by_node_;
   mutable std::unordered_map<std::size_t, std::vector<std::uint16_t>> switch_hops_;
 };

@@ -85,6 +85,61 @@ TEST_CASE("a ring all_reduce on the xGMI mesh puts S/4 on every one of the 56 li
   CHECK(links == 56);
 }
 
+TEST_CASE("across xGMI-mesh nodes the ring uses every NIC: 8 rings on link-disjoint paths, RCCL without PXN") {
+  // 7 directed Hamiltonian cycles split the mesh; each ring leaves its cycle's closing edge
+  // unused, and the starts are chosen so those 7 edges chain into an 8th path: 8 rings, one per
+  // NIC, where 7 cycles would leave a NIC idle (busbw bound 7 x 48 = 336 GB/s; RCCL measures
+  // 349 on 2 MI325X nodes). RCCL ships PXN off; a ring stays on the rail of the GPU it enters
+  // the next node by (NCCL's "NET n -> GPU a -> .. -> GPU x -> NET n"), GPU x reaching NIC n
+  // over PCIe: no xGMI link relays it, and nothing crosses the spines.
+  for (const int nodes : {2, 4}) {
+    CAPTURE(nodes);
+    const topo::LinkGraph g =
+        topo::load_topology(testing::shipped("cluster-mi325x-roce.yaml"), {{"nodes", std::to_string(nodes)}});
+    const Machine m(g, default_params());
+    const sim::Bytes size{1073741824.0};
+    Detail d;
+    run_collective(m, Problem{Collective::all_reduce, size, gpus_of(g), 0}, Choice{Algorithm::ring, Protocol::simple, 16},
+                   Method::simulate, &d);
+    // 8 rings, each block S/(n x 8) with n = 8 x nodes ranks; every ring hop carries 2(n-1) blocks.
+    const double n = 8.0 * nodes;
+    const double hop = size.count() * 2.0 * (n - 1.0) / (n * 8.0);
+    int xgmi = 0, nics = 0;
+    for (topo::LinkId l = 0; l < g.link_count(); ++l) {
+      const auto& link = g.link(l);
+      const auto& from = g.device(link.from);
+      const auto& to = g.device(link.to);
+      CAPTURE(from.name);
+      CAPTURE(to.name);
+      if (from.kind == topo::DeviceKind::gpu && to.kind == topo::DeviceKind::gpu) {
+        ++xgmi;
+        CHECK(d.run.links[l].carried.count() == doctest::Approx(hop).epsilon(1e-6));
+      }
+      if (from.kind == topo::DeviceKind::nic && link.tier == topo::Tier::roce) {
+        ++nics;
+        CHECK(d.run.links[l].carried.count() == doctest::Approx(hop).epsilon(1e-6));
+      }
+      if (from.name.find("spine") != std::string::npos || to.name.find("spine") != std::string::npos)
+        CHECK(d.run.links[l].carried.count() == 0.0);
+    }
+    CHECK(xgmi == nodes * 56);
+    CHECK(nics == nodes * 8);
+    // NIC-bound: no faster than 8 NICs at their payload rate allow, and within 15% of it.
+    const double bound = 8 * 50e9 * m.arch().efficiency(topo::Tier::roce) * n / (2.0 * (n - 1.0));   // busbw -> algbw
+    const double algbw = size.count() / d.run.makespan.count();
+    CHECK(algbw <= bound);
+    CHECK(algbw >= 0.85 * bound);
+    // The closed form agrees.
+    const double closed = run_collective(m, Problem{Collective::all_reduce, size, gpus_of(g), 0},
+                                         Choice{Algorithm::ring, Protocol::simple, 16}, Method::analytic)
+                              .time.count();
+    CHECK(closed == doctest::Approx(run_collective(m, Problem{Collective::all_reduce, size, gpus_of(g), 0},
+                                                   Choice{Algorithm::ring, Protocol::simple, 16}, Method::simulate)
+                                        .time.count())
+                        .epsilon(0.005));
+  }
+}
+
 TEST_CASE("nvls_tree on 2 x 8 H100: bytes per NIC and per NVLink, by hand") {
   const topo::LinkGraph g = topo::load_topology(testing::shipped("cluster-h100-ib.yaml"), {{"nodes", "2"}});
   const Machine m(g, default_params());
