@@ -74,7 +74,7 @@ class DagStream {
   std::size_t peak_window() const { return peak_window_; }
 
  private:
-  friend class StreamExecutor;
+  friend class StreamGraph;
   static constexpr std::uint32_t kNone = 0xffffffffu;
   static constexpr std::uint32_t kStarted = 0xfffffffeu;
   static constexpr std::uint32_t kDone = 0xffffffffu;
