@@ -162,9 +162,9 @@ RouteId TransferDag::add_route(std::span<const LinkId> links) {
   return id;
 }
 
-NodeId TransferDag::add_transfer_via(RouteId route, Bytes bytes, std::optional<Seconds> latency,
-                                     BytesPerSec rate_cap, LabelId label, std::uint32_t track,
-                                     std::uint32_t peer) {
+DagNode make_transfer_node(RouteId route, Bytes bytes, std::optional<Seconds> latency, BytesPerSec rate_cap,
+                           LabelId label, std::uint32_t track, std::uint32_t peer, std::size_t labels,
+                           std::size_t routes) {
   if (!(bytes.count() >= 0.0) || !std::isfinite(bytes.count()))
     throw std::invalid_argument(fmt::format("add_transfer: bytes must be finite and >= 0, got {}",
                                             bytes.count()));
@@ -174,11 +174,9 @@ NodeId TransferDag::add_transfer_via(RouteId route, Bytes bytes, std::optional<S
   if (!(rate_cap.count() > 0.0))
     throw std::invalid_argument(
         fmt::format("add_transfer: rate_cap must be > 0, got {} B/s", rate_cap.count()));
-  if (label >= labels_.size())
-    throw std::out_of_range(fmt::format("add_transfer: unknown label {}", label));
-  if (route >= routes()) throw std::out_of_range(fmt::format("add_transfer: unknown route {}", route));
-  if (nodes_.size() >= kMaxIndex) throw std::length_error("TransferDag: more than 2^32 nodes");
-  DagNode& n = nodes_.emplace_back();
+  if (label >= labels) throw std::out_of_range(fmt::format("add_transfer: unknown label {}", label));
+  if (route >= routes) throw std::out_of_range(fmt::format("add_transfer: unknown route {}", route));
+  DagNode n;
   n.kind = NodeKind::transfer;
   n.explicit_latency = latency.has_value();
   n.label = label;
@@ -188,23 +186,35 @@ NodeId TransferDag::add_transfer_via(RouteId route, Bytes bytes, std::optional<S
   n.bytes = bytes;
   n.latency = latency.value_or(Seconds{0.0});
   n.rate_cap = rate_cap;
-  pred_count_.push_back(0);
-  frozen_ = false;
-  return static_cast<NodeId>(nodes_.size() - 1);
+  return n;
 }
 
-NodeId TransferDag::add_delay(Seconds duration, LabelId label, std::uint32_t track) {
+DagNode make_delay_node(Seconds duration, LabelId label, std::uint32_t track, std::size_t labels) {
   if (!(duration.count() >= 0.0) || !std::isfinite(duration.count()))
     throw std::invalid_argument(
         fmt::format("add_delay: duration must be finite and >= 0, got {} s", duration.count()));
-  if (label >= labels_.size())
-    throw std::out_of_range(fmt::format("add_delay: unknown label {}", label));
-  if (nodes_.size() >= kMaxIndex) throw std::length_error("TransferDag: more than 2^32 nodes");
-  DagNode& n = nodes_.emplace_back();
+  if (label >= labels) throw std::out_of_range(fmt::format("add_delay: unknown label {}", label));
+  DagNode n;
   n.kind = NodeKind::delay;
   n.label = label;
   n.track = track;
   n.latency = duration;
+  return n;
+}
+
+NodeId TransferDag::add_transfer_via(RouteId route, Bytes bytes, std::optional<Seconds> latency,
+                                     BytesPerSec rate_cap, LabelId label, std::uint32_t track,
+                                     std::uint32_t peer) {
+  return push_node(make_transfer_node(route, bytes, latency, rate_cap, label, track, peer, labels_.size(), routes()));
+}
+
+NodeId TransferDag::add_delay(Seconds duration, LabelId label, std::uint32_t track) {
+  return push_node(make_delay_node(duration, label, track, labels_.size()));
+}
+
+NodeId TransferDag::push_node(const DagNode& node) {
+  if (nodes_.size() >= kMaxIndex) throw std::length_error("TransferDag: more than 2^32 nodes");
+  nodes_.push_back(node);
   pred_count_.push_back(0);
   frozen_ = false;
   return static_cast<NodeId>(nodes_.size() - 1);

@@ -60,6 +60,16 @@ struct DagNode {
   BytesPerSec rate_cap = BytesPerSec::unlimited();
 };
 
+// A transfer's node, its arguments checked: what TransferDag::add_transfer_via() and
+// DagStream's add a node from. `labels` and `routes` are how many the builder holds; throws
+// std::invalid_argument for bytes or a latency that is not finite and >= 0 or a rate_cap
+// that is not > 0, std::out_of_range for an unknown label or route.
+DagNode make_transfer_node(RouteId route, Bytes bytes, std::optional<Seconds> latency, BytesPerSec rate_cap,
+                           LabelId label, std::uint32_t track, std::uint32_t peer, std::size_t labels,
+                           std::size_t routes);
+// A delay's node, checked the same way (a duration that is not finite and >= 0).
+DagNode make_delay_node(Seconds duration, LabelId label, std::uint32_t track, std::size_t labels);
+
 class TransferDag {
  public:
   TransferDag();
@@ -133,6 +143,7 @@ class TransferDag {
   std::string describe(NodeId id) const;
 
  private:
+  NodeId push_node(const DagNode& node);
   std::vector<DagNode> nodes_;
   std::vector<LinkId> link_pool_;  // every route's links, back to back
   // Route r is link_pool_[route_offsets_[r], route_offsets_[r + 1]); route 0 is empty.
