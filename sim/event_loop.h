@@ -8,13 +8,12 @@
 // they were pushed, then one reshare of what changed. What a Graph provides:
 //   prepare()                   before the first event: every node with no predecessor added
 //   size()                      nodes added so far
-//   waiting(id)                 a reference: predecessors not ended yet, or kStarted, kDone
+//   waiting(id)                 a reference: predecessors not ended yet, or kNodeStarted, kNodeDone
 //   node(id), route_links(route), route_latency(route) (its links' latencies, seconds)
 //   set_start(id, time), start(id) (as Seconds)
 //   has_processors(), binding(id), take_release(id) (the processor the node frees, if any)
 //   before_end(id)              the node's successors must be known once this returns
-//   ended(id, time)             records the end, before its successors are released
-//   for_each_successor(id, f), released(id) (after they were)
+//   ended(id, time, f)          records the end, calls f on each successor, may forget the node
 //   grow()                      nothing is in flight: true if nodes may have been added
 //   unfinished(done)            not every node ended: throws
 //   describe(id)                a node's name for messages
@@ -170,15 +169,13 @@ class EventLoop {
     makespan_ = std::max(makespan_, now);
     ++done_;
     if (graph_.has_processors()) release(graph_.take_release(id));
-    graph_.ended(id, now);
-    graph_.for_each_successor(id, [&](NodeId next) {
+    graph_.ended(id, now, [&](NodeId next) {
       std::uint32_t& left = graph_.waiting(next);
       if (audit_ && (left == 0 || left >= kNodeStarted))
         throw std::logic_error(fmt::format("{} released more often than it has predecessors",
                                            graph_.describe(next)));
       if (--left == 0) start(next, now);
     });
-    graph_.released(id);
   }
 
   // A node that frees a processor ended (the bound node itself, or the end of what it holds

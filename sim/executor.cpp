@@ -40,12 +40,11 @@ class DagGraph {
   TransferDag::Binding binding(NodeId id) const { return dag_.binding(id); }
   std::uint32_t take_release(NodeId id) const { return dag_.binding(id).releases; }
   void before_end(NodeId) const {}
-  void ended(NodeId id, SimTime now) { timings_[id].end = to_seconds(now); }
   template <class F>
-  void for_each_successor(NodeId id, F&& f) const {
-    for (const NodeId next : dag_.successors(id)) f(next);
+  void ended(NodeId id, SimTime now, F&& release) {
+    timings_[id].end = to_seconds(now);
+    for (const NodeId next : dag_.successors(id)) release(next);
   }
-  void released(NodeId) const {}
   bool grow() const { return false; }
   [[noreturn]] void unfinished(std::size_t) const { throw stuck_error(); }
   std::string describe(NodeId id) const { return dag_.describe(id); }

@@ -51,18 +51,15 @@ class StreamGraph {
   void before_end(NodeId id) {
     while (id >= stream_.sealed_ && !exhausted_) pull();
   }
-  void ended(NodeId id, SimTime now) {
-    const DagStream::Slot& s = stream_.slot(id);
-    if (on_node_) on_node_(id, s.node, NodeTiming{to_seconds(s.start), to_seconds(now)});
-  }
+  // Reports the node and releases its successors; then its list of them is freed, and its
+  // slot once every node before it ended too.
   template <class F>
-  void for_each_successor(NodeId id, F&& f) const {
-    for (std::uint32_t e = stream_.slot(id).first_edge; e != DagStream::kNone; e = stream_.edges_[e].next)
-      f(stream_.edges_[e].after);
-  }
-  // Its successor list is freed, and its slot once every node before it ended too.
-  void released(NodeId id) {
-    stream_.free_edges(stream_.slot(id));
+  void ended(NodeId id, SimTime now, F&& release) {
+    DagStream::Slot& s = stream_.slot(id);
+    if (on_node_) on_node_(id, s.node, NodeTiming{to_seconds(s.start), to_seconds(now)});
+    for (std::uint32_t e = s.first_edge; e != DagStream::kNone; e = stream_.edges_[e].next)
+      release(stream_.edges_[e].after);
+    stream_.free_edges(s);
     stream_.retire();
   }
   // Nothing runs: what comes now could only be a node with no predecessor.
