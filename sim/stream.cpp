@@ -3,7 +3,6 @@
 #include "sim/stream.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -63,37 +62,15 @@ NodeId DagStream::add_transfer(std::span<const LinkId> links, Bytes bytes, std::
 NodeId DagStream::add_transfer_via(RouteId route, Bytes bytes, std::optional<Seconds> latency,
                                    BytesPerSec rate_cap, LabelId label, std::uint32_t track,
                                    std::uint32_t peer) {
-  if (!(bytes.count() >= 0.0) || !std::isfinite(bytes.count()))
-    throw std::invalid_argument(fmt::format("add_transfer: bytes must be finite and >= 0, got {}", bytes.count()));
-  if (latency && (!(latency->count() >= 0.0) || !std::isfinite(latency->count())))
-    throw std::invalid_argument(
-        fmt::format("add_transfer: latency must be finite and >= 0, got {} s", latency->count()));
-  if (!(rate_cap.count() > 0.0))
-    throw std::invalid_argument(fmt::format("add_transfer: rate_cap must be > 0, got {} B/s", rate_cap.count()));
-  if (label >= labels_.size()) throw std::out_of_range(fmt::format("add_transfer: unknown label {}", label));
-  if (route >= routes_.size()) throw std::out_of_range(fmt::format("add_transfer: unknown route {}", route));
-  DagNode& n = push_slot().node;
-  n.kind = NodeKind::transfer;
-  n.explicit_latency = latency.has_value();
-  n.label = label;
-  n.track = track;
-  n.peer = peer;
-  n.route = route;
-  n.bytes = bytes;
-  n.latency = latency.value_or(Seconds{0.0});
-  n.rate_cap = rate_cap;
+  const DagNode node = make_transfer_node(route, bytes, latency, rate_cap, label, track, peer, labels_.size(),
+                                         routes_.size());
+  push_slot().node = node;
   return static_cast<NodeId>(end_ - 1);
 }
 
 NodeId DagStream::add_delay(Seconds duration, LabelId label, std::uint32_t track) {
-  if (!(duration.count() >= 0.0) || !std::isfinite(duration.count()))
-    throw std::invalid_argument(fmt::format("add_delay: duration must be finite and >= 0, got {} s", duration.count()));
-  if (label >= labels_.size()) throw std::out_of_range(fmt::format("add_delay: unknown label {}", label));
-  DagNode& n = push_slot().node;
-  n.kind = NodeKind::delay;
-  n.label = label;
-  n.track = track;
-  n.latency = duration;
+  const DagNode node = make_delay_node(duration, label, track, labels_.size());
+  push_slot().node = node;
   return static_cast<NodeId>(end_ - 1);
 }
 

@@ -1,6 +1,6 @@
 // Streaming execution: a TransferDag built while it runs, a window at a time, so that memory
-// follows the nodes in flight, not all nodes ever. run_streaming() plays it exactly as
-// run_dag() plays the whole DAG: same integer times, same order of equal-time events, so
+// follows the nodes in flight, not all nodes ever. run_streaming() plays it with run_dag()'s
+// event loop (sim/event_loop.h): same integer times, same order of equal-time events, so
 // every node's start and end, the makespan and the link statistics are bit-identical.
 //
 // The caller's source appends nodes to a DagStream in topological order (ids rise; a node's
@@ -41,7 +41,10 @@ class DagStream {
   // Routes are checked against the links the stream will run on.
   explicit DagStream(std::span<const LinkSpec> links);
 
-  // As TransferDag's: a route is stored once (interned); its links must exist.
+  // The builder calls are TransferDag's (sim/transfer_dag.h says what each takes, does and
+  // checks), with a stream's rules: add_route() checks its links against the stream's, and
+  // add_dependency's `after` and the node given to set_processor() or free_processor_at()
+  // were added in this call of the source.
   RouteId add_route(std::span<const LinkId> links);
   NodeId add_transfer(std::span<const LinkId> links, Bytes bytes,
                       std::optional<Seconds> latency = std::nullopt,
@@ -51,16 +54,14 @@ class DagStream {
                           BytesPerSec rate_cap = BytesPerSec::unlimited(), LabelId label = 0,
                           std::uint32_t track = 0, std::uint32_t peer = 0);
   NodeId add_delay(Seconds duration, LabelId label = 0, std::uint32_t track = 0);
-  // `after` starts only once `before` has ended. `after` was added in this call of the
-  // source; before < after, and `before` is not sealed.
+  // Here before < after, and `before` is not sealed.
   void add_dependency(NodeId before, NodeId after);
   // No node added from now on depends on a node before `before` (monotone; capped at size()).
   void seal(NodeId before);
-  // Binds delay `id` (added in this call) to `processor`, as TransferDag::set_processor: one
-  // bound node runs on it at a time, lowest priority first. Its end frees the processor,
-  // unless `held`: then it stays taken until a node given to free_processor_at() ends.
+  // As TransferDag's, a hold in two calls: with `held`, the processor stays taken until a
+  // node given to free_processor_at() ends.
   void set_processor(NodeId id, std::uint32_t processor, std::uint32_t priority = 0, bool held = false);
-  // Node `id` (added in this call) frees `processor` when it ends (the end of a hold).
+  // Node `id` frees `processor` when it ends (the end of a hold).
   void free_processor_at(NodeId id, std::uint32_t processor);
   bool has_processors() const { return bound_; }
   LabelId intern_label(std::string_view label);
@@ -74,7 +75,7 @@ class DagStream {
   std::size_t peak_window() const { return peak_window_; }
 
  private:
-  friend class StreamExecutor;
+  friend class StreamGraph;
   static constexpr std::uint32_t kNone = 0xffffffffu;
   static constexpr std::uint32_t kStarted = 0xfffffffeu;
   static constexpr std::uint32_t kDone = 0xffffffffu;

@@ -162,52 +162,32 @@ RouteId TransferDag::add_route(std::span<const LinkId> links) {
   return id;
 }
 
+void refuse_node(NodeFault fault, const char* call, Bytes bytes, Seconds latency, BytesPerSec rate_cap,
+                 LabelId label, RouteId route) {
+  switch (fault) {
+    case NodeFault::bytes:
+      throw std::invalid_argument(fmt::format("{}: bytes must be finite and >= 0, got {}", call, bytes.count()));
+    case NodeFault::latency:
+      throw std::invalid_argument(fmt::format("{}: latency must be finite and >= 0, got {} s", call, latency.count()));
+    case NodeFault::duration:
+      throw std::invalid_argument(fmt::format("{}: duration must be finite and >= 0, got {} s", call, latency.count()));
+    case NodeFault::rate_cap:
+      throw std::invalid_argument(fmt::format("{}: rate_cap must be > 0, got {} B/s", call, rate_cap.count()));
+    case NodeFault::label: throw std::out_of_range(fmt::format("{}: unknown label {}", call, label));
+    case NodeFault::route: throw std::out_of_range(fmt::format("{}: unknown route {}", call, route));
+    case NodeFault::none: break;
+  }
+  throw std::logic_error(fmt::format("{}: refused with no fault", call));
+}
+
 NodeId TransferDag::add_transfer_via(RouteId route, Bytes bytes, std::optional<Seconds> latency,
                                      BytesPerSec rate_cap, LabelId label, std::uint32_t track,
                                      std::uint32_t peer) {
-  if (!(bytes.count() >= 0.0) || !std::isfinite(bytes.count()))
-    throw std::invalid_argument(fmt::format("add_transfer: bytes must be finite and >= 0, got {}",
-                                            bytes.count()));
-  if (latency && (!(latency->count() >= 0.0) || !std::isfinite(latency->count())))
-    throw std::invalid_argument(
-        fmt::format("add_transfer: latency must be finite and >= 0, got {} s", latency->count()));
-  if (!(rate_cap.count() > 0.0))
-    throw std::invalid_argument(
-        fmt::format("add_transfer: rate_cap must be > 0, got {} B/s", rate_cap.count()));
-  if (label >= labels_.size())
-    throw std::out_of_range(fmt::format("add_transfer: unknown label {}", label));
-  if (route >= routes()) throw std::out_of_range(fmt::format("add_transfer: unknown route {}", route));
-  if (nodes_.size() >= kMaxIndex) throw std::length_error("TransferDag: more than 2^32 nodes");
-  DagNode& n = nodes_.emplace_back();
-  n.kind = NodeKind::transfer;
-  n.explicit_latency = latency.has_value();
-  n.label = label;
-  n.track = track;
-  n.peer = peer;
-  n.route = route;
-  n.bytes = bytes;
-  n.latency = latency.value_or(Seconds{0.0});
-  n.rate_cap = rate_cap;
-  pred_count_.push_back(0);
-  frozen_ = false;
-  return static_cast<NodeId>(nodes_.size() - 1);
+  return push_node(make_transfer_node(route, bytes, latency, rate_cap, label, track, peer, labels_.size(), routes()));
 }
 
 NodeId TransferDag::add_delay(Seconds duration, LabelId label, std::uint32_t track) {
-  if (!(duration.count() >= 0.0) || !std::isfinite(duration.count()))
-    throw std::invalid_argument(
-        fmt::format("add_delay: duration must be finite and >= 0, got {} s", duration.count()));
-  if (label >= labels_.size())
-    throw std::out_of_range(fmt::format("add_delay: unknown label {}", label));
-  if (nodes_.size() >= kMaxIndex) throw std::length_error("TransferDag: more than 2^32 nodes");
-  DagNode& n = nodes_.emplace_back();
-  n.kind = NodeKind::delay;
-  n.label = label;
-  n.track = track;
-  n.latency = duration;
-  pred_count_.push_back(0);
-  frozen_ = false;
-  return static_cast<NodeId>(nodes_.size() - 1);
+  return push_node(make_delay_node(duration, label, track, labels_.size()));
 }
 
 void TransferDag::add_dependency(NodeId before, NodeId after) {

@@ -27,10 +27,12 @@
 //   auto r = dag.add_route({{0, 1}});  dag.add_transfer_via(r, Bytes{1e6});  // same links as a
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -59,6 +61,55 @@ struct DagNode {
   Seconds latency;             // transfer: paid before bytes flow; delay: its duration
   BytesPerSec rate_cap = BytesPerSec::unlimited();
 };
+
+// What is wrong with a node's arguments: the first check each fails, in the order listed.
+enum class NodeFault : std::uint8_t { none, bytes, latency, duration, rate_cap, label, route };
+// Throws for `fault`: std::invalid_argument for bytes, a latency or a duration (passed as
+// `latency`) that is not finite and >= 0 or a rate_cap that is not > 0, std::out_of_range for
+// an unknown label or route. `call` names the builder call ("add_transfer", "add_delay").
+[[noreturn]] void refuse_node(NodeFault fault, const char* call, Bytes bytes, Seconds latency,
+                              BytesPerSec rate_cap, LabelId label, RouteId route);
+
+// A transfer's node, its arguments checked (refuse_node() says how): what TransferDag and
+// DagStream add. `labels` and `routes` are how many the builder holds. Inline: it runs for
+// every transfer a builder adds.
+inline DagNode make_transfer_node(RouteId route, Bytes bytes, std::optional<Seconds> latency,
+                                  BytesPerSec rate_cap, LabelId label, std::uint32_t track,
+                                  std::uint32_t peer, std::size_t labels, std::size_t routes) {
+  const auto bad = [](double x) { return !(x >= 0.0) || !std::isfinite(x); };
+  const NodeFault fault = bad(bytes.count()) ? NodeFault::bytes
+                          : latency && bad(latency->count()) ? NodeFault::latency
+                          : !(rate_cap.count() > 0.0) ? NodeFault::rate_cap
+                          : label >= labels ? NodeFault::label
+                          : route >= routes ? NodeFault::route : NodeFault::none;
+  if (fault != NodeFault::none)
+    refuse_node(fault, "add_transfer", bytes, latency.value_or(Seconds{0.0}), rate_cap, label, route);
+  DagNode n;
+  n.kind = NodeKind::transfer;
+  n.explicit_latency = latency.has_value();
+  n.label = label;
+  n.track = track;
+  n.peer = peer;
+  n.route = route;
+  n.bytes = bytes;
+  n.latency = latency.value_or(Seconds{0.0});
+  n.rate_cap = rate_cap;
+  return n;
+}
+
+// A delay's node, checked the same way.
+inline DagNode make_delay_node(Seconds duration, LabelId label, std::uint32_t track, std::size_t labels) {
+  const bool bad = !(duration.count() >= 0.0) || !std::isfinite(duration.count());
+  const NodeFault fault = bad ? NodeFault::duration : label >= labels ? NodeFault::label : NodeFault::none;
+  if (fault != NodeFault::none)
+    refuse_node(fault, "add_delay", Bytes{0.0}, duration, BytesPerSec::unlimited(), label, 0);
+  DagNode n;
+  n.kind = NodeKind::delay;
+  n.label = label;
+  n.track = track;
+  n.latency = duration;
+  return n;
+}
 
 class TransferDag {
  public:
@@ -133,6 +184,14 @@ class TransferDag {
   std::string describe(NodeId id) const;
 
  private:
+  NodeId push_node(const DagNode& node) {
+    if (nodes_.size() >= kMaxNodes) throw std::length_error("TransferDag: more than 2^32 nodes");
+    nodes_.push_back(node);
+    pred_count_.push_back(0);
+    frozen_ = false;
+    return static_cast<NodeId>(nodes_.size() - 1);
+  }
+  static constexpr std::size_t kMaxNodes = 0xffffffffu - 1;
   std::vector<DagNode> nodes_;
   std::vector<LinkId> link_pool_;  // every route's links, back to back
   // Route r is link_pool_[route_offsets_[r], route_offsets_[r + 1]); route 0 is empty.

@@ -1,8 +1,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -314,6 +317,42 @@ TEST_CASE("stream: a source that breaks the contract is told so") {
     };
     CHECK_THROWS_AS(run_streaming(links, source), std::out_of_range);
   }
+}
+
+TEST_CASE("stream: a bad node is refused as TransferDag refuses it, with the same message") {
+  const auto links = uniform_links(2, 1e9, 0.0);
+  const LinkId route[1] = {0};
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // What a builder call throws: its type and message, or "" when it adds the node.
+  const auto refusal = [](const auto& call) -> std::string {
+    try {
+      call();
+    } catch (const std::invalid_argument& e) {
+      return std::string("invalid_argument: ") + e.what();
+    } catch (const std::out_of_range& e) {
+      return std::string("out_of_range: ") + e.what();
+    }
+    return "";
+  };
+  const auto same = [&](const auto& call) {
+    TransferDag dag;
+    DagStream stream(links);
+    dag.add_route(route);
+    stream.add_route(route);
+    const std::string by_dag = refusal([&] { call(dag); });
+    CHECK(!by_dag.empty());
+    CHECK(refusal([&] { call(stream); }) == by_dag);
+  };
+  same([&](auto& b) { b.add_transfer(route, Bytes{-1.0}); });
+  same([&](auto& b) { b.add_transfer(route, Bytes{nan}); });
+  same([&](auto& b) { b.add_transfer(route, Bytes{1.0}, Seconds{-1.0}); });
+  same([&](auto& b) { b.add_transfer(route, Bytes{1.0}, Seconds{nan}); });
+  same([&](auto& b) { b.add_transfer(route, Bytes{1.0}, std::nullopt, BytesPerSec{0.0}); });
+  same([&](auto& b) { b.add_transfer(route, Bytes{1.0}, std::nullopt, BytesPerSec::unlimited(), 9); });
+  same([&](auto& b) { b.add_transfer_via(7, Bytes{1.0}); });
+  same([&](auto& b) { b.add_delay(Seconds{-1.0}); });
+  same([&](auto& b) { b.add_delay(Seconds{std::numeric_limits<double>::infinity()}); });
+  same([&](auto& b) { b.add_delay(Seconds{1.0}, 9); });
 }
 
 TEST_CASE("stream: the header's chain of delays") {
