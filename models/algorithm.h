@@ -4,9 +4,11 @@
 //
 // Each descriptor lives in its algorithm's own file (ring.cpp, tree.cpp, nvls.cpp, ...),
 // next to its expansion into chunk transfers, so that the closed form sits beside the schedule
-// it must match. The table (algorithms.cpp) lists them in the order the tuner tries them:
-// ties keep the earlier, simpler candidate. Adding an algorithm: its file, its enum value
-// (collective.h), its latency row (params.yaml) and one entry in the table.
+// it must match. One list (models/algorithm_list.h), in the order the tuner tries them (ties
+// keep the earlier, simpler candidate), gives both the enum Algorithm and the table
+// (algorithms.cpp); names, parsing and all_algorithms() come from the descriptors. Adding an
+// algorithm: its file, defining its descriptor, its line in that list and its latency row
+// (params.yaml).
 //
 //   const AlgorithmDescriptor& d = descriptor(Algorithm::nvls);
 //   if (!d.collectives.contains(Collective::all_to_all)) fmt::print("{}\n", d.name);
@@ -70,7 +72,7 @@ struct AlgorithmDescriptor {
   double (*plan_size)(const Machine&, const Problem&, const Choice&);
 };
 
-// Every algorithm, in the tuner's order.
+// Every algorithm, in the tuner's order (models/algorithm_list.h).
 std::span<const AlgorithmDescriptor* const> algorithms();
 const AlgorithmDescriptor& descriptor(Algorithm a);
 
