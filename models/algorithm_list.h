@@ -18,4 +18,5 @@
   X(two_shot, kTwoShotAlgorithm)               \
   X(hierarchical, kHierarchicalAlgorithm)      \
   X(direct, kDirectAlgorithm)                  \
-  X(pairwise, kPairwiseAlgorithm)
+  X(pairwise, kPairwiseAlgorithm)              \
+  X(star, kStarAlgorithm)
