@@ -18,5 +18,4 @@
   X(two_shot, kTwoShotAlgorithm)               \
   X(hierarchical, kHierarchicalAlgorithm)      \
   X(direct, kDirectAlgorithm)                  \
-  X(pairwise, kPairwiseAlgorithm)              \
-  X(star, kStarAlgorithm)
+  X(pairwise, kPairwiseAlgorithm)
