@@ -5,8 +5,10 @@
 // they cannot disagree, and adding an algorithm is its own file and one line here.
 //
 // An X-macro: WIRESIM_ALGORITHMS(X) expands to X(value, descriptor) once per algorithm, in
-// order. Only collective.h and algorithms.cpp expand it; everything else reads the enum, or the
-// table through algorithms() and descriptor().
+// order. Only collective.h, algorithms.cpp and algorithm_table_test.cpp expand it; everything
+// else reads the enum, or the table through algorithms() and descriptor(). Every line ends in
+// a backslash and a comment closes the list, so a line added anywhere, the end too, is the
+// only line that changes.
 #pragma once
 
 #define WIRESIM_ALGORITHMS(X)                  \
@@ -18,4 +20,5 @@
   X(two_shot, kTwoShotAlgorithm)               \
   X(hierarchical, kHierarchicalAlgorithm)      \
   X(direct, kDirectAlgorithm)                  \
-  X(pairwise, kPairwiseAlgorithm)
+  X(pairwise, kPairwiseAlgorithm)              \
+  /* the end of the list */
