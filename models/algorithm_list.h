@@ -21,4 +21,5 @@
   X(hierarchical, kHierarchicalAlgorithm)      \
   X(direct, kDirectAlgorithm)                  \
   X(pairwise, kPairwiseAlgorithm)              \
+  X(star, kStarAlgorithm)                      \
   /* the end of the list */
