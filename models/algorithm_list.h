@@ -21,5 +21,4 @@
   X(hierarchical, kHierarchicalAlgorithm)      \
   X(direct, kDirectAlgorithm)                  \
   X(pairwise, kPairwiseAlgorithm)              \
-  X(star, kStarAlgorithm)                      \
   /* the end of the list */
