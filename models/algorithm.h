@@ -1,12 +1,14 @@
 // AlgorithmDescriptor: everything wiresim knows about one collective algorithm, in one place,
-// and the table of them that the tuner, expand(), estimate(), why_not(), the plan-size limits
-// and `coll --explain` all read.
+// and the table of them that the tuner, expand(), estimate(), why_not(), the plan-size limits,
+// the latency rows of the parameters and `coll --explain` all read.
 //
 // Each descriptor lives in its algorithm's own file (ring.cpp, tree.cpp, nvls.cpp, ...),
 // next to its expansion into chunk transfers, so that the closed form sits beside the schedule
-// it must match. The table (algorithms.cpp) lists them in the order the tuner tries them:
-// ties keep the earlier, simpler candidate. Adding an algorithm: its file, its enum value
-// (collective.h), its latency row (params.yaml) and one entry in the table.
+// it must match. One list (models/algorithm_list.h), in the order the tuner tries them (ties
+// keep the earlier, simpler candidate), gives both the enum Algorithm and the table
+// (algorithms.cpp); names, parsing and all_algorithms() come from the descriptors. Adding an
+// algorithm: its file, defining its descriptor, and its line in that list. It needs no row in
+// params.yaml: `latency_row` names the NCCL latency row it uses where the file has none of its own.
 //
 //   const AlgorithmDescriptor& d = descriptor(Algorithm::nvls);
 //   if (!d.collectives.contains(Collective::all_to_all)) fmt::print("{}\n", d.name);
@@ -53,6 +55,10 @@ using NodeGroups = std::vector<std::vector<int>>;
 struct AlgorithmDescriptor {
   Algorithm id;
   std::string_view name;             // as on the command line and in params.yaml
+  // Whose row of params.yaml's latency table it uses where the file has no row of its own:
+  // itself for the algorithms NCCL has tables for (the file must have their rows), else one of
+  // theirs (Params::latency holds every algorithm's row, resolved).
+  Algorithm latency_row;
   CollectiveSet collectives;         // the collectives it implements
   std::string_view unimplemented;    // the refusal for any other; "{}" stands for the collective
   ProtocolSet protocols;             // the protocols it runs with (the tuner tries all, and explains)
@@ -70,7 +76,7 @@ struct AlgorithmDescriptor {
   double (*plan_size)(const Machine&, const Problem&, const Choice&);
 };
 
-// Every algorithm, in the tuner's order.
+// Every algorithm, in the tuner's order (models/algorithm_list.h).
 std::span<const AlgorithmDescriptor* const> algorithms();
 const AlgorithmDescriptor& descriptor(Algorithm a);
 

@@ -1,6 +1,5 @@
 #include "models/collective.h"
 
-#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -37,7 +36,6 @@ std::optional<Protocol> parse_protocol(std::string_view s) {
 std::vector<Algorithm> all_algorithms() {
   std::vector<Algorithm> out;
   for (const AlgorithmDescriptor* d : algorithms()) out.push_back(d->id);
-  std::sort(out.begin(), out.end());
   return out;
 }
 std::vector<Protocol> all_protocols() { return {Protocol::ll, Protocol::ll128, Protocol::simple}; }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "input/collective.h"
+#include "models/algorithm_list.h"
 
 namespace wiresim::models {
 
@@ -27,8 +28,11 @@ using input::rooted;
 using input::splits_per_rank;
 using input::to_string;
 
-// Each algorithm's name, reach and behaviour: its descriptor (models/algorithm.h).
-enum class Algorithm { ring, tree, nvls, nvls_tree, one_shot, two_shot, hierarchical, pairwise, direct };
+// Each algorithm's name, reach and behaviour: its descriptor (models/algorithm.h). The values,
+// in the tuner's order, come from the one list in models/algorithm_list.h.
+#define WIRESIM_ALGORITHM_VALUE(value, descriptor) value,
+enum class Algorithm { WIRESIM_ALGORITHMS(WIRESIM_ALGORITHM_VALUE) };
+#undef WIRESIM_ALGORITHM_VALUE
 enum class Protocol { ll, ll128, simple };
 
 std::string_view to_string(Algorithm a);
@@ -36,7 +40,7 @@ std::string_view to_string(Protocol p);
 // Accept the names above and NCCL's spellings (NVLS, one-shot, LL128, Simple).
 std::optional<Algorithm> parse_algorithm(std::string_view s);
 std::optional<Protocol> parse_protocol(std::string_view s);
-std::vector<Algorithm> all_algorithms();
+std::vector<Algorithm> all_algorithms();   // in the tuner's order
 std::vector<Protocol> all_protocols();
 
 }  // namespace wiresim::models

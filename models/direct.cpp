@@ -146,6 +146,7 @@ double direct_plan_size(const Machine& machine, const Problem& problem, const Ch
 extern const AlgorithmDescriptor kDirectAlgorithm{
     .id = Algorithm::direct,
     .name = "direct",
+    .latency_row = Algorithm::ring,   // NCCL has no table for it: the ring's (one P2P step a send), unverified
     .collectives = {Collective::all_to_all, Collective::send_recv},
     .unimplemented = "direct implements all_to_all and send_recv only",
     .protocols = {Protocol::ll, Protocol::ll128, Protocol::simple},

@@ -113,6 +113,7 @@ double hierarchical_plan_size(const Machine& machine, const Problem& problem, co
 extern const AlgorithmDescriptor kHierarchicalAlgorithm{
     .id = Algorithm::hierarchical,
     .name = "hierarchical",
+    .latency_row = Algorithm::ring,   // NCCL has no table for it: the ring's (it composes rings), unverified
     .collectives = {Collective::all_reduce},
     .unimplemented = "hierarchical implements all_reduce only",
     .protocols = {Protocol::ll, Protocol::ll128, Protocol::simple},

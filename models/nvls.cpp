@@ -165,6 +165,7 @@ double nvls_plan_size(const Machine& machine, const Problem& problem, const Choi
 extern const AlgorithmDescriptor kNvlsAlgorithm{
     .id = Algorithm::nvls,
     .name = "nvls",
+    .latency_row = Algorithm::nvls,
     .collectives = {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter},
     .unimplemented = "nvls implements all_reduce, all_gather and reduce_scatter only",
     .protocols = {Protocol::simple},

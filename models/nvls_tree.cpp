@@ -302,6 +302,7 @@ double nvls_tree_plan_size(const Machine& machine, const Problem& problem, const
 extern const AlgorithmDescriptor kNvlsTreeAlgorithm{
     .id = Algorithm::nvls_tree,
     .name = "nvls_tree",
+    .latency_row = Algorithm::nvls_tree,
     .collectives = {Collective::all_reduce},
     .unimplemented = "nvls_tree implements all_reduce only (as in NCCL)",
     .protocols = {Protocol::simple},

@@ -62,6 +62,7 @@ double one_shot_plan_size(const Machine&, const Problem& problem, const Choice&)
 extern const AlgorithmDescriptor kOneShotAlgorithm{
     .id = Algorithm::one_shot,
     .name = "one_shot",
+    .latency_row = Algorithm::ring,   // NCCL has no table for it: the ring's (one P2P step a send), unverified
     .collectives = {Collective::all_reduce},
     .unimplemented = "one_shot implements all_reduce only",
     .protocols = {Protocol::ll, Protocol::ll128, Protocol::simple},

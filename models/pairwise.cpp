@@ -70,6 +70,7 @@ double pairwise_plan_size(const Machine&, const Problem& problem, const Choice&)
 extern const AlgorithmDescriptor kPairwiseAlgorithm{
     .id = Algorithm::pairwise,
     .name = "pairwise",
+    .latency_row = Algorithm::ring,   // NCCL has no table for it: the ring's (one P2P step a send), unverified
     .collectives = {Collective::all_to_all},
     .unimplemented = "pairwise implements all_to_all only",
     .protocols = {Protocol::ll, Protocol::ll128, Protocol::simple},

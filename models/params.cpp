@@ -9,6 +9,7 @@
 #include "input/file.h"
 #include "input/keys.h"
 #include "input/yaml.h"
+#include "models/algorithm.h"
 
 namespace wiresim::models {
 
@@ -199,6 +200,7 @@ Params parse_params(std::string_view yaml_text, const std::string& source) {
   if (p.nvls_chunk.count() < 1.0) r.fail(r.need(root, "nvls_chunk", "parameters"), "nvls_chunk: expected at least 1B");
   const auto& lat = r.need(root, "latency", "parameters");
   if (lat.kind != Value::Kind::map) r.fail(lat, "latency: expected a mapping algorithm: {base, nvlink, pcie, net}");
+  std::map<Algorithm, LatencyRow> rows;   // as the file gives them
   for (const auto& kv : lat.entries) {
     const auto& name = kv.key;
     const auto algo = parse_algorithm(name);
@@ -210,10 +212,18 @@ Params parse_params(std::string_view yaml_text, const std::string& source) {
     row.step[0] = r.triple<sim::Seconds>(r.need(kv.value, "nvlink", where), time_of, where + ".nvlink");
     row.step[1] = r.triple<sim::Seconds>(r.need(kv.value, "pcie", where), time_of, where + ".pcie");
     row.step[2] = r.triple<sim::Seconds>(r.need(kv.value, "net", where), time_of, where + ".net");
-    p.latency[*algo] = row;
+    rows[*algo] = row;
   }
-  for (Algorithm a : all_algorithms())
-    if (!p.latency.count(a)) r.fail(lat, fmt::format("latency: missing algorithm '{}'", to_string(a)));
+  // An algorithm without a row of its own uses the one its descriptor names.
+  for (const AlgorithmDescriptor* d : algorithms()) {
+    auto row = rows.find(d->id);
+    if (row == rows.end()) row = rows.find(d->latency_row);
+    if (row == rows.end())
+      r.fail(lat, d->latency_row == d->id
+                      ? fmt::format("latency: missing algorithm '{}'", d->name)
+                      : fmt::format("latency: missing algorithm '{}' (whose row {} uses)", to_string(d->latency_row), d->name));
+    p.latency[d->id] = row->second;
+  }
   const auto& archs = r.need(root, "architectures", "parameters");
   if (archs.kind != Value::Kind::map) r.fail(archs, "architectures: expected a mapping name: {...}");
   for (const auto& kv : archs.entries) p.architectures[kv.key] = read_arch(r, kv.value, "architectures." + kv.key);

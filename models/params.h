@@ -75,6 +75,8 @@ struct Params {
   int ring_simple_chunk_steps = 4;
   sim::Bytes nvls_chunk;                      // per channel per step
   std::array<sim::Bytes, 3> p2p_chunk{};      // indexed by TierClass
+  // Every algorithm's row: its own where the file has one, else the row its descriptor's
+  // latency_row names (models/algorithm.h).
   std::map<Algorithm, LatencyRow> latency;
   std::map<std::string, ArchParams> architectures;
   // Host time to enqueue and launch one collective on one GPU. A thread that launches for G

@@ -257,6 +257,7 @@ double ring_plan_size(const Machine& machine, const Problem& problem, const Choi
 extern const AlgorithmDescriptor kRingAlgorithm{
     .id = Algorithm::ring,
     .name = "ring",
+    .latency_row = Algorithm::ring,
     .collectives = {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
                     Collective::broadcast, Collective::reduce},
     .unimplemented = "ring does not implement {} (use pairwise or direct)",

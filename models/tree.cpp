@@ -211,6 +211,7 @@ double tree_plan_size(const Machine& machine, const Problem& problem, const Choi
 extern const AlgorithmDescriptor kTreeAlgorithm{
     .id = Algorithm::tree,
     .name = "tree",
+    .latency_row = Algorithm::tree,
     .collectives = {Collective::all_reduce},
     .unimplemented = "tree implements all_reduce only (as in NCCL)",
     .protocols = {Protocol::ll, Protocol::ll128, Protocol::simple},

@@ -69,6 +69,7 @@ double two_shot_plan_size(const Machine&, const Problem& problem, const Choice&)
 extern const AlgorithmDescriptor kTwoShotAlgorithm{
     .id = Algorithm::two_shot,
     .name = "two_shot",
+    .latency_row = Algorithm::ring,   // NCCL has no table for it: the ring's (one P2P step a send), unverified
     .collectives = {Collective::all_reduce},
     .unimplemented = "two_shot implements all_reduce only",
     .protocols = {Protocol::ll, Protocol::ll128, Protocol::simple},

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "models/algorithm.h"
+#include "models/algorithm_list.h"
 #include "models/tuner.h"
 #include "test_machines.h"
 #include "topologies/builder.h"
@@ -33,9 +34,22 @@ TEST_CASE("every algorithm has one descriptor, and its name round-trips") {
     CHECK(to_string(d->id) == d->name);
     CHECK(parse_algorithm(d->name) == d->id);
   }
-  // Every enum value, ring (0) to direct (8), is in the table.
-  CHECK(seen.size() == 9);
-  CHECK(all_algorithms().size() == 9);
+  CHECK(all_algorithms().size() == seen.size());
+}
+
+// Every line of the list is one enum value and one table entry, in the list's order, with the
+// value's name.
+TEST_CASE("the enum and the table are the one list of models/algorithm_list.h, in its order") {
+  std::size_t i = 0;
+#define CHECK_LINE(value, desc)                                   \
+  CHECK(static_cast<std::size_t>(Algorithm::value) == i);         \
+  CHECK(algorithms()[i]->id == Algorithm::value);                 \
+  CHECK(algorithms()[i]->name == #value);                         \
+  CHECK(all_algorithms()[i] == Algorithm::value);                 \
+  ++i;
+  WIRESIM_ALGORITHMS(CHECK_LINE)
+#undef CHECK_LINE
+  CHECK(i == algorithms().size());
 }
 
 TEST_CASE("the tuner's default candidate sets are NCCL's; `all` adds the rest") {

@@ -1,10 +1,55 @@
 #include <doctest/doctest.h>
 
+#include <string>
+#include <utility>
+
+#include "input/file.h"
+#include "input/input_error.h"
+#include "models/algorithm.h"
 #include "models/collective.h"
 #include "models/params.h"
-#include "input/input_error.h"
 
 using namespace wiresim::models;
+
+namespace {
+
+// The shipped parameters as text, with a latency row added before the ring's (`add`, one
+// line) or the row of algorithm `drop` taken out.
+std::string shipped_params(const std::string& add, const std::string& drop = "") {
+  std::string text = wiresim::input::read_file(std::string(WIRESIM_SOURCE_DIR) + "/models/params.yaml");
+  const std::size_t ring = text.find("\n  ring:") + 1;
+  REQUIRE(ring != 0);
+  text.insert(ring, add);
+  if (!drop.empty()) {
+    const std::size_t row = text.find("\n  " + drop + ":") + 1;
+    REQUIRE(row != 0);
+    text.erase(row, text.find('\n', row) + 1 - row);
+  }
+  return text;
+}
+
+// The line of `text` that starts with `prefix` (1-based).
+int line_of(const std::string& text, const std::string& prefix) {
+  const std::size_t at = text.find("\n" + prefix);
+  REQUIRE(at != std::string::npos);
+  int line = 2;
+  for (std::size_t i = 0; i < at; ++i) line += text[i] == '\n';
+  return line;
+}
+
+// Where and why parse_params refuses `text`.
+std::pair<int, std::string> refusal(const std::string& text) {
+  try {
+    parse_params(text, "p.yaml");
+  } catch (const wiresim::input::InputError& e) {
+    CHECK(e.file() == "p.yaml");
+    return {e.line(), e.what()};
+  }
+  FAIL("expected an InputError");
+  return {0, ""};
+}
+
+}  // namespace
 
 // Collective names and bus factors are the input module's (tests/input/collective_test.cpp).
 TEST_CASE("algorithm and protocol names parse in NCCL's spellings") {
@@ -46,4 +91,41 @@ TEST_CASE("a bad parameter file is refused with its position") {
   }
   CHECK_THROWS_AS(parse_params("protocols: [1, 2]\n", "p.yaml"), wiresim::input::InputError);
   CHECK_THROWS_AS(parse_params("protocols: {\n", "p.yaml"), wiresim::input::InputError);
+}
+
+TEST_CASE("an algorithm without a latency row of its own uses the one its descriptor names") {
+  const Params& p = default_params();
+  for (const AlgorithmDescriptor* d : algorithms()) {
+    CAPTURE(d->name);
+    CHECK(descriptor(d->latency_row).latency_row == d->latency_row);   // a row the file must have
+    for (Protocol proto : all_protocols()) {
+      CHECK(p.base_latency(d->id, proto) == p.base_latency(d->latency_row, proto));
+      for (TierClass c : {TierClass::nvlink, TierClass::pcie, TierClass::net})
+        CHECK(p.step_latency(d->id, proto, c) == p.step_latency(d->latency_row, proto, c));
+    }
+  }
+  CHECK(descriptor(Algorithm::one_shot).latency_row == Algorithm::ring);
+  CHECK(p.base_latency(Algorithm::one_shot, Protocol::simple).us() == doctest::Approx(8.4));
+  // A row of its own replaces the one it names.
+  const Params own = parse_params(
+      shipped_params("  one_shot: {base: [1us, 2us, 3us], nvlink: [1us, 1us, 1us], pcie: [1us, 1us, 1us], net: [1us, 1us, 1us]}\n"),
+      "p.yaml");
+  CHECK(own.base_latency(Algorithm::one_shot, Protocol::simple).us() == doctest::Approx(3.0));
+  CHECK(own.step_latency(Algorithm::one_shot, Protocol::simple, TierClass::nvlink).us() == doctest::Approx(1.0));
+  CHECK(own.base_latency(Algorithm::two_shot, Protocol::simple).us() == doctest::Approx(8.4));
+}
+
+TEST_CASE("a latency table with an unknown algorithm, or without a row an algorithm needs, is refused with its position") {
+  const std::string unknown =
+      shipped_params("  ring2: {base: [1us, 2us, 3us], nvlink: [1us, 1us, 1us], pcie: [1us, 1us, 1us], net: [1us, 1us, 1us]}\n");
+  const auto [line, what] = refusal(unknown);
+  CHECK(line == line_of(unknown, "  ring2:"));
+  CHECK(what.find("latency: unknown algorithm 'ring2'") != std::string::npos);
+  // Without the ring's row: the ring and the five that use its row have none.
+  const std::string no_ring = shipped_params("", "ring");
+  const auto [line2, what2] = refusal(no_ring);
+  CHECK(line2 == line_of(no_ring, "  tree:"));
+  CHECK(what2.find("latency: missing algorithm 'ring'") != std::string::npos);
+  // Without nvls's row: nvls uses its own, so the ring's does not stand in.
+  CHECK(refusal(shipped_params("", "nvls")).second.find("latency: missing algorithm 'nvls'") != std::string::npos);
 }
