@@ -217,14 +217,19 @@ Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   const double overhead = machine.arch().nvls_step_overhead.count();
   const double red_part = b.reduction_time(sim::Bytes{part}).count();
   const double red_half = b.reduction_time(sim::Bytes{half}).count();
+  // The trees' edges, and the fill's part in them: each tree hop by hop (tree_fill: a parent's
+  // children send to it at once and it sends down to them at once, over shared NICs).
   std::vector<Edge> edges;
   int depth = 0;
-  double hop = 0.0;
+  double hop = 0.0, trees_fill = 0.0;
   for (int j = 0; j < g; ++j) {
     std::vector<std::vector<int>> members;
     for (int q = 0; q < nodes; ++q) members.push_back({by_node[q][j]});
     for (int w = 0; w < 2; ++w) {
       const TreeShape tree = build_tree(members, w, n);
+      trees_fill = std::max(trees_fill, tree_fill(b, tree, static_cast<std::uint32_t>(w * n),
+                                                  static_cast<std::uint32_t>(w * n + n), half,
+                                                  sim::BytesPerSec::unlimited(), red_half, nullptr, nullptr));
       for (int r = 0; r < n; ++r) {
         depth = std::max(depth, tree.depth[r]);
         if (tree.parent[r] < 0) continue;
@@ -234,18 +239,7 @@ Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
       }
     }
   }
-  // The fill: the first loop's reduce-scatter, its trees hop by hop (tree_fill: a parent's
-  // children send to it at once and it sends down to them at once, over shared NICs), its
-  // all-gather.
-  double trees_fill = 0.0;
-  for (int j = 0; j < g; ++j) {
-    std::vector<std::vector<int>> members;
-    for (int q = 0; q < nodes; ++q) members.push_back({by_node[q][j]});
-    for (int w = 0; w < 2; ++w)
-      trees_fill = std::max(trees_fill, tree_fill(b, build_tree(members, w, n), static_cast<std::uint32_t>(w * n),
-                                                  static_cast<std::uint32_t>(w * n + n), half,
-                                                  sim::BytesPerSec::unlimited(), red_half, nullptr, nullptr));
-  }
+  // The fill: the first loop's reduce-scatter, its trees, its all-gather.
   const double fill = 2.0 * (g * part / (eff * bw) + wire) + red_part + trees_fill;
   // The NVLink side: each GPU's reduce-scatter and all-gather share its port ((g + 1) parts
   // each way per loop) and each is followed by the NVLS step overhead before the next loop's.
@@ -277,10 +271,10 @@ Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   const int windows = (loops - 1) / ahead;
   const double window = pipe((loops - 1) % ahead) + windows * trip;
   t += std::max(pipe(loops - 1.0), window);
-  formula = fmt::format("base + max(fill + (L - 1) x NVLink period + network lag past its slack, fill + "
-                        "((L - 1) mod slots) x period + ((L - 1) / slots) x round trip); fill = 2 (g part/(eff B) + "
-                        "wire) + trees hop by hop, period = max((g+1) part/(eff B) + NVLS overhead, o + part/2 / net "
-                        "rate), g = {}, D = {}, L = {}",
+  formula = fmt::format("base + max(pipe(L - 1), pipe((L - 1) mod slots) + ((L - 1) / slots) x round trip); "
+                        "pipe(k) = fill + NVLink period + (k - 1) x period; fill = 2 (g part/(eff B) + wire) + trees "
+                        "hop by hop; NVLink period = (g+1) part/(eff B) + NVLS overhead; period = max(NVLink period, "
+                        "o + part/2 / net rate); g = {}, D = {}, L = {}",
                         g, depth, loops);
   return {sim::Seconds{t}, formula};
 }

@@ -295,7 +295,8 @@ std::vector<std::vector<int>> node_cycles(const Machine& machine, const Problem&
 // Where each instance enters (and, one GPU before on its cycle, leaves) every node. As in
 // NCCL, a channel's pattern is the same in every node; the instances leave on different GPUs
 // and enter on different GPUs, so each NIC sends one instance and receives one (the hop
-// between nodes may cross rails through the spine). A small backtracking search over exits.
+// between nodes changes GPU: PXN relays it over the mesh, or without PXN the ring expansion
+// keeps it on the entry GPU's rail, ring.cpp). A small backtracking search over exits.
 // Each instance leaves its cycle's closing edge (exit -> start) unused. On a complete mesh
 // (g − 1 cycles, one per out-link) the search asks for starts whose g − 1 closing edges chain
 // into one path over all g GPUs: that path is a g-th instance on links no other uses, so every

@@ -139,21 +139,24 @@ double ring_pass_sends(double n, double loops, double steps, int aggregation) {
 
 namespace {
 
-// RCCL (PXN off): a ring's hop to the next node takes the rail of the GPU it enters by, as
-// NCCL's ring channels keep one NIC at both ends ("NET n -> GPU a -> .. -> GPU x -> NET n"),
-// GPU x reaching NIC n over PCIe. With PXN the router's own rule keeps rings on their rail.
-void bind_ring_rails(PlanBuilder& b, const std::vector<std::vector<int>>& orders) {
+// The ring instances of the problem (ring_orders), their hops bound to rails on `b`. RCCL (PXN
+// off): a ring's hop to the next node takes the rail of the GPU it enters by, as NCCL's ring
+// channels keep one NIC at both ends ("NET n -> GPU a -> .. -> GPU x -> NET n"), GPU x reaching
+// NIC n over PCIe. With PXN the router's own rule keeps rings on their rail.
+std::vector<std::vector<int>> bound_ring_orders(PlanBuilder& b) {
   const Machine& m = b.machine();
-  if (m.arch().pxn) return;
+  auto orders = ring_orders(m, b.problem(), b.choice().channels);
+  if (m.arch().pxn) return orders;
   for (const auto& order : orders) {
     const int n = static_cast<int>(order.size());
     for (int p = 0; p < n; ++p) {
       const int from = order[p], to = order[(p + 1) % n];
-      if (m.graph().device(b.gpu(from)).node == m.graph().device(b.gpu(to)).node) continue;
+      if (m.node_of(b.gpu(from)) == m.node_of(b.gpu(to))) continue;
       const auto nics = m.router().nearest_nics(b.gpu(to));
       if (!nics.empty()) b.set_rail(from, to, m.graph().device(nics.front()).rail);
     }
   }
+  return orders;
 }
 
 void expand_ring(PlanBuilder& b, Plan& plan) {
@@ -164,8 +167,7 @@ void expand_ring(PlanBuilder& b, Plan& plan) {
     build_chain(b, plan, chain_order(by_node, problem.op, problem.root), problem.op == Collective::reduce);
     return;
   }
-  const auto orders = ring_orders(b.machine(), problem, b.choice().channels);
-  bind_ring_rails(b, orders);
+  const auto orders = bound_ring_orders(b);
   const int rings = static_cast<int>(orders.size());
   const int per_ring = std::max(1, b.choice().channels / rings);
   RingPass pass;
@@ -225,8 +227,7 @@ Estimate ring_closed_form(PlanBuilder& b, sim::Seconds launch) {
   const double base = launch.count();
   if (problem.op == Collective::broadcast || problem.op == Collective::reduce) return chain_closed_form(b, base);
   const int n = static_cast<int>(problem.ranks.size());
-  const auto orders = ring_orders(machine, problem, choice.channels);
-  bind_ring_rails(b, orders);
+  const auto orders = bound_ring_orders(b);
   const int rings = static_cast<int>(orders.size());
   const int per_ring = std::max(1, choice.channels / rings);
   const sim::Bytes block = problem.size / (static_cast<double>(n) * rings);
