@@ -2,52 +2,91 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_map>
 
 #include "sim/maxmin.h"
 
 namespace wiresim::models {
 
+namespace {
+
+// The max-min problem of a set of simultaneous edges, built once (routes, caps) and solved
+// with or without duty: the fixed points and the tree fill solve one set several times.
+struct Shares {
+  double payload = 1.0;
+  std::vector<std::uint32_t> offsets{0}, route_links;
+  std::vector<double> capacity;   // per problem link (B/s of wire)
+  std::vector<double> caps;       // per edge, in wire units (payload cap / payload)
+
+  Shares(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap) : payload(b.protocol().payload) {
+    const Machine& m = b.machine();
+    // Network link -> problem link, in a scratch table kept between calls (the tree fill
+    // builds one small problem per parent) and cleared of what this call wrote.
+    thread_local std::vector<std::uint32_t> local;
+    constexpr std::uint32_t kNone = ~std::uint32_t{0};
+    if (local.size() < m.links().size()) local.assign(m.links().size(), kNone);
+    route_links.reserve(edges.size() * 4);
+    caps.reserve(edges.size());
+    offsets.reserve(edges.size() + 1);
+    std::vector<sim::LinkId> seen;
+    const sim::BytesPerSec shm = m.arch().shm_bandwidth * payload;
+    for (const auto& e : edges) {
+      const auto route = b.route(e.from, e.to, e.flow);
+      for (auto l : route) {
+        if (local[l] == kNone) {
+          local[l] = static_cast<std::uint32_t>(capacity.size());
+          capacity.push_back(m.links()[l].capacity.count());
+          seen.push_back(l);
+        }
+        route_links.push_back(local[l]);
+      }
+      offsets.push_back(static_cast<std::uint32_t>(route_links.size()));
+      sim::BytesPerSec edge_cap = std::min(cap, e.cap);
+      if (m.staged(b.gpu(e.from), b.gpu(e.to))) edge_cap = std::min(edge_cap, shm);
+      edge_cap = std::min(edge_cap, b.stream_cap(e.from, e.to));
+      edge_cap = std::min(edge_cap, b.channel_cap(route));
+      caps.push_back(edge_cap.is_unlimited() ? INFINITY : edge_cap.count() / payload);
+    }
+    for (auto l : seen) local[l] = kNone;
+  }
+
+  // Payload rate of each edge, all sending at once (duty: closed_form.h, shared_rates).
+  std::vector<double> solve(const std::vector<double>& duty = {}) const {
+    std::vector<double> link_capacity = capacity;
+    const std::size_t n = caps.size();
+    if (duty.size() == n) {
+      // Expected concurrency on each link: capacity scaled by k / (1 + (k - 1) f).
+      std::vector<double> edges_on(capacity.size(), 0.0), duty_on(capacity.size(), 0.0);
+      for (std::size_t e = 0; e < n; ++e)
+        for (std::uint32_t i = offsets[e]; i < offsets[e + 1]; ++i) {
+          edges_on[route_links[i]] += 1.0;
+          duty_on[route_links[i]] += std::clamp(duty[e], 0.0, 1.0);
+        }
+      for (std::size_t l = 0; l < capacity.size(); ++l)
+        if (edges_on[l] > 1.0) {
+          const double mean = duty_on[l] / edges_on[l];
+          link_capacity[l] *= edges_on[l] / (1.0 + (edges_on[l] - 1.0) * mean);
+        }
+    }
+    std::vector<double> rates(n);
+    sim::MaxMinSolver solver;
+    solver.solve(sim::MaxMinProblem{link_capacity, offsets, route_links, caps}, rates);
+    for (auto& r : rates) r *= payload;
+    return rates;
+  }
+
+  // Payload rate of edge e with nothing else sending: its slowest link, or its cap.
+  double alone(std::size_t e) const {
+    double r = caps[e];
+    for (std::uint32_t i = offsets[e]; i < offsets[e + 1]; ++i) r = std::min(r, capacity[route_links[i]]);
+    return r * payload;
+  }
+};
+
+}  // namespace
+
 std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
                                  const std::vector<double>& duty) {
-  const Machine& m = b.machine();
-  const double payload = b.protocol().payload;
-  std::vector<std::uint32_t> offsets{0}, route_links;
-  std::vector<double> caps;
-  std::unordered_map<sim::LinkId, std::uint32_t> local;   // network link -> problem link
-  std::vector<double> capacity;
-  for (const auto& e : edges) {
-    for (auto l : b.route(e.from, e.to, e.flow)) {
-      const auto [it, added] = local.emplace(l, static_cast<std::uint32_t>(capacity.size()));
-      if (added) capacity.push_back(m.links()[l].capacity.count());
-      route_links.push_back(it->second);
-    }
-    offsets.push_back(static_cast<std::uint32_t>(route_links.size()));
-    sim::BytesPerSec edge_cap = std::min(cap, e.cap);
-    if (m.staged(b.gpu(e.from), b.gpu(e.to))) edge_cap = std::min(edge_cap, m.arch().shm_bandwidth * payload);
-    edge_cap = std::min(edge_cap, b.stream_cap(e.from, e.to));
-    edge_cap = std::min(edge_cap, b.channel_cap(e.from, e.to));
-    caps.push_back(edge_cap.is_unlimited() ? INFINITY : edge_cap.count() / payload);
-  }
-  if (duty.size() == edges.size()) {
-    // Expected concurrency on each link: capacity scaled by k / (1 + (k - 1) f).
-    std::vector<double> edges_on(capacity.size(), 0.0), duty_on(capacity.size(), 0.0);
-    for (std::size_t e = 0; e < edges.size(); ++e)
-      for (std::uint32_t i = offsets[e]; i < offsets[e + 1]; ++i) {
-        edges_on[route_links[i]] += 1.0;
-        duty_on[route_links[i]] += std::clamp(duty[e], 0.0, 1.0);
-      }
-    for (std::size_t l = 0; l < capacity.size(); ++l)
-      if (edges_on[l] > 1.0) {
-        const double mean = duty_on[l] / edges_on[l];
-        capacity[l] *= edges_on[l] / (1.0 + (edges_on[l] - 1.0) * mean);
-      }
-  }
-  std::vector<double> rates(edges.size());
-  sim::MaxMinSolver solver;
-  solver.solve(sim::MaxMinProblem{capacity, offsets, route_links, caps}, rates);
-  for (auto& r : rates) r *= payload;
-  return rates;
+  return Shares(b, edges, cap).solve(duty);
 }
 
 double tree_fill(const PlanBuilder& b, const TreeShape& tree, std::uint32_t flow_up, std::uint32_t flow_down,
@@ -63,13 +102,13 @@ double tree_fill(const PlanBuilder& b, const TreeShape& tree, std::uint32_t flow
       ups.push_back({r, p, flow_up + static_cast<std::uint32_t>(r)});
       downs.push_back({p, r, flow_down + static_cast<std::uint32_t>(r)});
     }
-    const auto r_up = shared_rates(b, ups, cap), r_down = shared_rates(b, downs, cap);
+    const Shares s_up(b, ups, cap), s_down(b, downs, cap);
+    const auto r_up = s_up.solve(), r_down = s_down.solve();
     for (std::size_t i = 0; i < kids.size(); ++i) {
       const int r = kids[i];
       up[r] = o + bytes / r_up[i] + b.step_latency(r, p).count() + reduce;
       down[r] = o + bytes / r_down[i] + b.step_latency(p, r).count();
-      if (alone)
-        *alone = std::min({*alone, shared_rates(b, {ups[i]}, cap).front(), shared_rates(b, {downs[i]}, cap).front()});
+      if (alone) *alone = std::min({*alone, s_up.alone(i), s_down.alone(i)});
     }
     if (edges) {
       edges->insert(edges->end(), ups.begin(), ups.end());
@@ -88,7 +127,8 @@ double tree_fill(const PlanBuilder& b, const TreeShape& tree, std::uint32_t flow
 std::vector<double> duty_shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
                                       double bytes, const std::vector<double>& pause, const std::vector<int>& group,
                                       double min_period, int rounds) {
-  auto rates = shared_rates(b, edges, cap);
+  const Shares shares(b, edges, cap);
+  auto rates = shares.solve();
   const int groups = edges.empty() ? 0 : *std::max_element(group.begin(), group.end()) + 1;
   for (int round = 0; round < rounds; ++round) {
     std::vector<double> period(static_cast<std::size_t>(groups), min_period);
@@ -96,7 +136,7 @@ std::vector<double> duty_shared_rates(const PlanBuilder& b, const std::vector<Ed
       period[group[e]] = std::max(period[group[e]], pause[e] + bytes / rates[e]);
     std::vector<double> duty(edges.size());
     for (std::size_t e = 0; e < edges.size(); ++e) duty[e] = (bytes / rates[e]) / period[group[e]];
-    rates = shared_rates(b, edges, cap, duty);
+    rates = shares.solve(duty);
   }
   return rates;
 }

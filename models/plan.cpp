@@ -175,9 +175,14 @@ sim::BytesPerSec PlanBuilder::protocol_cap() const {
 }
 
 sim::BytesPerSec PlanBuilder::channel_cap(int from, int to) const {
+  if (nvlink_channels_ <= 0.0) return sim::BytesPerSec::unlimited();
+  return channel_cap(machine_.route(gpu(from), gpu(to)));
+}
+
+sim::BytesPerSec PlanBuilder::channel_cap(std::span<const sim::LinkId> route) const {
   const sim::BytesPerSec bw = machine_.arch().channel_bw;
   if (nvlink_channels_ <= 0.0 || bw.is_unlimited()) return sim::BytesPerSec::unlimited();
-  if (machine_.tier_class(machine_.route(gpu(from), gpu(to))) != TierClass::nvlink) return sim::BytesPerSec::unlimited();
+  if (machine_.tier_class(route) != TierClass::nvlink) return sim::BytesPerSec::unlimited();
   return bw * (nvlink_channels_ * protocol().payload);
 }
 

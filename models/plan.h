@@ -152,6 +152,8 @@ class PlanBuilder {
   void cap_nvlink_channels(double channels) { nvlink_channels_ = channels; }
   // The payload rate cap that cap_nvlink_channels puts on a send between these ranks.
   sim::BytesPerSec channel_cap(int from, int to) const;
+  // The same for a send along `route` (a route between two ranks, as route() gives it).
+  sim::BytesPerSec channel_cap(std::span<const sim::LinkId> route) const;
   // The payload rate cap of `channels` point-to-point channels between these ranks over
   // NVLink-class links (p2p_channel_bw each); unlimited over other links.
   sim::BytesPerSec p2p_cap(int from, int to, double channels) const;

@@ -78,6 +78,8 @@ Router::Router(const LinkGraph& graph) : graph_(graph) {
   }
   switch_index_.assign(n, -1);
   for (DeviceId d = 0; d < n; ++d)
+    if (graph.device(d).kind == DeviceKind::nic) nics_by_node_[graph.device(d).node].push_back(d);
+  for (DeviceId d = 0; d < n; ++d)
     if (graph.device(d).kind == DeviceKind::network_switch) {
       switch_index_[d] = static_cast<std::int32_t>(switches_.size());
       switches_.push_back(d);
@@ -269,10 +271,10 @@ std::span<const LinkId> Router::route_on_rail(DeviceId src, DeviceId dst, int ra
 }
 
 std::optional<DeviceId> Router::nic_on_rail(int node, int rail) const {
-  for (DeviceId d = 0; d < graph_.device_count(); ++d) {
-    const Device& nic = graph_.device(d);
-    if (nic.kind == DeviceKind::nic && nic.node == node && nic.rail == rail) return d;
-  }
+  const auto it = nics_by_node_.find(node);
+  if (it == nics_by_node_.end()) return std::nullopt;
+  for (DeviceId d : it->second)
+    if (graph_.device(d).rail == rail) return d;
   return std::nullopt;
 }
 
@@ -280,10 +282,10 @@ std::optional<DeviceId> Router::pxb_nic(DeviceId src, int rail) const {
   const std::uint64_t key = (std::uint64_t{src} << 32) | static_cast<std::uint32_t>(rail);
   if (const auto it = pxb_nics_.find(key); it != pxb_nics_.end()) return it->second;
   std::optional<DeviceId>& found = pxb_nics_[key];
-  const int node = graph_.device(src).node;
-  for (DeviceId d = 0; d < graph_.device_count(); ++d) {
-    const Device& nic = graph_.device(d);
-    if (nic.kind != DeviceKind::nic || nic.node != node || nic.rail != rail) continue;
+  const auto nics = nics_by_node_.find(graph_.device(src).node);
+  if (nics == nics_by_node_.end()) return found;
+  for (DeviceId d : nics->second) {
+    if (graph_.device(d).rail != rail) continue;
     const auto path = cheapest(src, d, Mode::host);
     if (path.empty()) continue;
     bool through_cpu = false;

@@ -113,6 +113,7 @@ class Router {
   mutable std::unordered_map<std::uint64_t, std::optional<DeviceId>> pxb_nics_;   // by (src, rail)
   mutable std::map<std::tuple<DeviceId, DeviceId, int, std::uint32_t>, std::vector<LinkId>> rail_routes_;
   std::unordered_map<int, std::vector<DeviceId>> gpus_by_node_;
+  std::unordered_map<int, std::vector<DeviceId>> nics_by_node_;   // in device order
   mutable std::unordered_map<std::size_t, std::vector<std::uint16_t>> switch_hops_;
 };
 
