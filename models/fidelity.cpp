@@ -20,7 +20,50 @@ double nodes_at(const Machine& machine, Problem problem, Choice choice, sim::Byt
 
 constexpr int kMaxFactor = 1 << 20;
 
+// How many times as many pieces per byte the plan at `small` has as at the full size
+// (1: the small run cuts the message as the full size does).
+double pieces_ratio(const Machine& machine, const Problem& problem, const Choice& choice, sim::Bytes small) {
+  const double fixed = static_cast<double>(problem.ranks.size()) + 1.0;
+  const double full_sends = nodes_at(machine, problem, choice, problem.size, 1) - fixed;
+  const double small_sends = nodes_at(machine, problem, choice, small, 1) - fixed;
+  if (full_sends <= 0.0 || small_sends <= 0.0) return 0.0;   // cannot tell: not alike
+  return small_sends / full_sends * (problem.size / small);
+}
+
+// The closed form, checked on the most nodes whose simulation fits max_nodes.
+Fidelity closed_form(const Machine& machine, const Problem& problem, const Choice& choice, double max_nodes) {
+  Fidelity f;
+  f.closed_form = true;
+  f.window_flows = kAutoWindowFlows;
+  f.window_slack = kAutoWindowSlack;
+  if (!problem.matrix.empty()) return f;
+  const int nodes = static_cast<int>(ranks_by_node(machine, problem).size());
+  for (int k = nodes / 2; k >= 2; k /= 2)
+    if (nodes_at(machine, first_nodes(machine, problem, k), choice, problem.size, 1) <= max_nodes) {
+      f.check_nodes = k;
+      break;
+    }
+  return f;
+}
+
 }  // namespace
+
+Problem first_nodes(const Machine& machine, const Problem& problem, int nodes) {
+  Problem sub = problem;
+  sub.ranks.clear();
+  sub.matrix.clear();
+  sub.root = 0;
+  const auto groups = ranks_by_node(machine, problem);
+  std::vector<int> kept;
+  for (int q = 0; q < nodes && q < static_cast<int>(groups.size()); ++q)
+    kept.insert(kept.end(), groups[q].begin(), groups[q].end());
+  std::sort(kept.begin(), kept.end());
+  for (int r : kept) {
+    if (r == problem.root) sub.root = static_cast<int>(sub.ranks.size());
+    sub.ranks.push_back(problem.ranks[r]);
+  }
+  return sub;
+}
 
 Fidelity auto_fidelity(const Machine& machine, const Problem& problem, const Choice& choice, double max_nodes) {
   Fidelity f;
@@ -44,11 +87,13 @@ Fidelity auto_fidelity(const Machine& machine, const Problem& problem, const Cho
     const double at_2s = nodes_at(machine, problem, choice, problem.size * (2.0 / e), 1);
     if (at_2s > 0.75 * full) break;  // no longer shrinking: a per-rank cost, not loops
     if (1.75 * at_2s <= max_nodes) {
+      // Only where the small runs cut the message as the full size does (run_scaled).
+      if (std::abs(pieces_ratio(machine, problem, choice, problem.size / (2.0 * e)) - 1.0) > 0.1) break;
       f.extrapolate = e;
       return f;
     }
   }
-  return f;  // nothing helps: full detail, and the limits (models/limits.h) decide
+  return closed_form(machine, problem, choice, max_nodes);
 }
 
 Scaled run_scaled(const Machine& machine, const Problem& problem, const Choice& choice, const Fidelity& fidelity,
@@ -57,8 +102,8 @@ Scaled run_scaled(const Machine& machine, const Problem& problem, const Choice& 
   options.window_flows = fidelity.window_flows;
   options.window_slack = fidelity.window_slack;
   Scaled s;
-  const auto run = [&](sim::Bytes size, int aggregation, Detail* d) {
-    Problem p = problem;
+  const auto run = [&](sim::Bytes size, int aggregation, Detail* d, const Problem* on = nullptr) {
+    Problem p = on ? *on : problem;
     p.size = size;
     Choice c = choice;
     c.aggregation = aggregation;
@@ -69,7 +114,25 @@ Scaled run_scaled(const Machine& machine, const Problem& problem, const Choice& 
   const std::string window = fidelity.window_flows > 0
                                  ? fmt::format("components over {} flows shared in a window", fidelity.window_flows)
                                  : "exact max-min";
-  if (fidelity.extrapolate > 1) {
+  if (fidelity.closed_form) {
+    s.outcome = run_collective(machine, problem, choice, Method::analytic);
+    const double plan = nodes_at(machine, problem, choice, problem.size, 1);
+    s.note = fmt::format("closed form (in full detail the simulation would be {:.2g} DAG nodes)", plan);
+    if (fidelity.check_nodes > 0) {
+      const Problem sub = first_nodes(machine, problem, fidelity.check_nodes);
+      const Outcome simulated = run(sub.size, 1, nullptr, &sub);
+      const Outcome formula = run_collective(machine, sub, choice, Method::analytic);
+      const double t = simulated.time.count();
+      s.error = t > 0.0 ? std::abs(formula.time.count() - t) / t : 0.0;
+      s.error_measured = true;
+      s.outcome.transfers = simulated.transfers;
+      s.note += fmt::format("; checked against the simulation on the first {} nodes ({} GPUs), where the closed form "
+                            "is {:+.2f}% off it ({})",
+                            fidelity.check_nodes, sub.ranks.size(), 100.0 * (formula.time.count() - t) / t, window);
+    } else {
+      s.note += "; no simulation small enough to check it fits, so its error is not measured";
+    }
+  } else if (fidelity.extrapolate > 1) {
     const sim::Bytes size = problem.size;
     const sim::Bytes small = size / static_cast<double>(fidelity.extrapolate);
     const Outcome quarter = run(small / 2.0, 1, nullptr);
@@ -89,18 +152,18 @@ Scaled run_scaled(const Machine& machine, const Problem& problem, const Choice& 
     // The extrapolation assumes the small runs cut their loops as the full size does; where
     // the algorithm shrinks its chunks for small messages (NVLS, NVLSTree), they do not, and
     // no error measured on the small runs can show it: say so.
-    const double full_sends = nodes_at(machine, problem, choice, size, 1) - problem.ranks.size() - 1.0;
-    const double small_sends = nodes_at(machine, problem, choice, small / 2.0, 1) - problem.ranks.size() - 1.0;
-    const double scale = small_sends > 0.0 ? full_sends / small_sends / (2.0 * fidelity.extrapolate) : 0.0;
-    if (std::abs(scale - 1.0) > 0.1)
+    const double ratio = pieces_ratio(machine, problem, choice, small / 2.0);
+    if (std::abs(ratio - 1.0) > 0.1)
       s.note += fmt::format("; UNRELIABLE: at {} the plan is cut into {:.2g}x as many pieces per byte as at {}, "
                             "so the small runs do not scale to the full size",
-                            sim::format_size(small / 2.0), 1.0 / scale, sim::format_size(size));
+                            sim::format_size(small / 2.0), ratio, sim::format_size(size));
+    s.error_measured = true;
   } else if (fidelity.aggregation > 1) {
     const Outcome coarse = run(problem.size, fidelity.aggregation * 2, nullptr);
     s.outcome = run(problem.size, fidelity.aggregation, detail);
     const double t = s.outcome.time.count();
     s.error = t > 0.0 ? std::abs(coarse.time.count() - t) / t : 0.0;
+    s.error_measured = true;
     s.note = fmt::format("aggregation {} (pipeline units merged {} at a time; the error is its change to {}); {}",
                          fidelity.aggregation, fidelity.aggregation, fidelity.aggregation * 2, window);
   } else {

@@ -13,6 +13,13 @@
 //  - windowed max-min (sim::RunOptions::window_flows, window_slack) for components of more
 //    than 256 concurrent flows, which exact max-min re-solves whole on every event; its
 //    error is measured offline (bench/README.md), not per run.
+//  - the closed form, where neither of the first two fits (trees, whose every rank fills
+//    the pipeline, do not shrink with the size) or the extrapolation's small runs would cut
+//    the message differently from the full size (NVLS halves its chunk for small messages).
+//    Error measured: closed form against simulation of the same algorithm, protocol and size
+//    on the cluster's first K nodes, K the most that fit the budget: an estimate taken at a
+//    smaller scale (the closed form's mechanisms are the same at every scale; its agreement
+//    with the simulation is tested on 1-16 nodes, tests/models/multinode_test.cpp).
 //
 //   const Fidelity f = auto_fidelity(machine, problem, choice);
 //   const Scaled s = run_scaled(machine, problem, choice, f, {});
@@ -30,6 +37,8 @@ namespace wiresim::models {
 struct Fidelity {
   int aggregation = 1;           // Choice::aggregation for the run
   int extrapolate = 1;           // e: simulate size / e and 2 size / e (1 = the size itself)
+  bool closed_form = false;      // the closed form, checked on the first check_nodes nodes
+  int check_nodes = 0;           // 0: no check fits (the error is not measured)
   std::size_t window_flows = 0;  // sim::RunOptions::window_flows (0 = exact max-min)
   double window_slack = 0.0;
 };
@@ -41,8 +50,8 @@ constexpr double kAutoWindowSlack = 0.02;
 
 // Full detail when the plan is estimated at no more than max_nodes DAG nodes (about 128 B
 // each: 1e6 nodes is ~130 MB and 1 to 5 s); otherwise the smallest power-of-two
-// aggregation, or extrapolation, that brings the largest run under it. Windowed max-min
-// from max_nodes / 4 on; below that, exact in every respect.
+// aggregation, or extrapolation, that brings the largest run under it; else the closed
+// form. Windowed max-min from max_nodes / 4 on; below that, exact in every respect.
 Fidelity auto_fidelity(const Machine& machine, const Problem& problem, const Choice& choice,
                        double max_nodes = 1e6);
 
@@ -51,7 +60,12 @@ struct Scaled {
   double error = 0.0;    // measured relative error estimate (0 at full detail)
   std::string note;      // what was chosen, for the output: "aggregation 64; ..."
   bool approximate_sharing = false;  // some component was re-shared in a window
+  bool error_measured = false;       // error was measured on this run (not windows alone)
 };
+
+// The problem on the ranks of the problem's first `nodes` nodes (rank order kept; a root
+// outside them becomes rank 0). Not for all_to_all with a traffic matrix.
+Problem first_nodes(const Machine& machine, const Problem& problem, int nodes);
 
 // Runs the collective at `fidelity` (one, two or three simulations) and reports the time
 // with its measured error. `options` carries the progress callback.

@@ -16,10 +16,10 @@ Prediction predict(const Machine& machine, const Problem& problem, const Predict
   const Scaled scaled = run_scaled(machine, problem, p.decision.best, fidelity, options.run, options.detail);
   p.outcome = scaled.outcome;
   p.decision.best.aggregation = fidelity.aggregation;
-  if (fidelity.aggregation > 1 || fidelity.extrapolate > 1 || scaled.approximate_sharing) {
+  if (fidelity.aggregation > 1 || fidelity.extrapolate > 1 || fidelity.closed_form || scaled.approximate_sharing) {
     p.fidelity = scaled.note;
     p.error = scaled.error;
-    p.error_measured = fidelity.aggregation > 1 || fidelity.extrapolate > 1;
+    p.error_measured = scaled.error_measured;
   }
   return p;
 }

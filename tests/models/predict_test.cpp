@@ -2,8 +2,13 @@
 // every fidelity it offers.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
+#include <fmt/format.h>
+
 #include "models/alpha_beta.h"
 #include "models/fidelity.h"
+#include "models/limits.h"
 #include "models/predict.h"
 #include "test_machines.h"
 
@@ -67,4 +72,42 @@ TEST_CASE("predict: auto fidelity is auto_fidelity and run_scaled, and says what
   CHECK_FALSE(pr.fidelity.empty());
   CHECK(pr.error_measured);
   CHECK(pr.error == doctest::Approx(s.error));
+}
+
+TEST_CASE("predict: a tree too large to simulate is its closed form, checked by simulation on the first nodes") {
+  // Trees do not shrink with the size (every rank fills the pipeline), so neither aggregation
+  // nor extrapolation applies: the closed form at full scale, with its error measured against
+  // the simulation of the same choice on the most nodes the budget allows.
+  const topo::LinkGraph g =
+      topo::load_topology(testing::shipped("cluster-h100-ib.yaml"), {{"nodes", "8"}});
+  const Machine machine(g, default_params());
+  const Problem p = all_reduce(g, 64e6);
+  PredictOptions budget;
+  budget.tuner.algorithm = Algorithm::tree;
+  budget.tuner.protocol = Protocol::simple;
+  budget.max_nodes = 2e4;   // 8 nodes need ~4e4 DAG nodes; 4 nodes ~2e4, 2 nodes ~1e4
+  const Prediction pr = predict(machine, p, budget);
+  const Fidelity f = auto_fidelity(machine, p, pr.decision.best, budget.max_nodes);
+  REQUIRE(f.closed_form);
+  CHECK(f.aggregation == 1);
+  CHECK(f.extrapolate == 1);
+  REQUIRE(f.check_nodes >= 2);
+  CHECK(f.check_nodes < 8);
+  CHECK(estimate_plan(machine, first_nodes(machine, p, f.check_nodes), pr.decision.best).nodes <= budget.max_nodes);
+  // The time is the closed form's at full scale.
+  CHECK(pr.outcome.time.count() == estimate(machine, p, pr.decision.best).time.count());
+  // The error is the closed form against the simulation on the first check_nodes nodes.
+  const Problem sub = first_nodes(machine, p, f.check_nodes);
+  CHECK(sub.ranks.size() == 8u * f.check_nodes);
+  CHECK(sub.ranks.front() == p.ranks.front());
+  sim::RunOptions windowed;
+  windowed.window_flows = f.window_flows;
+  windowed.window_slack = f.window_slack;
+  const double simulated = run_collective(machine, sub, pr.decision.best, Method::simulate, nullptr, windowed).time.count();
+  const double formula = estimate(machine, sub, pr.decision.best).time.count();
+  CHECK(pr.error_measured);
+  CHECK(pr.error == doctest::Approx(std::abs(formula - simulated) / simulated));
+  CHECK(pr.error < 0.05);
+  CHECK(pr.fidelity.find("closed form") != std::string::npos);
+  CHECK(pr.fidelity.find(fmt::format("first {} nodes", f.check_nodes)) != std::string::npos);
 }
