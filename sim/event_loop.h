@@ -68,6 +68,11 @@ class EventLoop {
   // Plays the graph to its end. RunResult::nodes stays empty: timings are the graph's.
   RunResult run() {
     graph_.prepare();
+    // The transfers ready now all flow at once (bar those that end first): room for them.
+    std::size_t ready = 0;
+    for (NodeId id = 0; id < graph_.size(); ++id)
+      if (graph_.waiting(id) == 0 && graph_.node(id).kind == NodeKind::transfer) ++ready;
+    network_.reserve(ready);
     for (NodeId id = 0; id < graph_.size(); ++id)
       if (graph_.waiting(id) == 0) start(id, 0);
     settle(0);
