@@ -26,6 +26,11 @@ Network::Network(std::vector<double> capacity) : links_(capacity.size()) {
   }
 }
 
+void Network::reserve(std::size_t flows, std::span<const std::uint32_t> per_link) {
+  flows_.reserve(flows);
+  for (std::size_t l = 0; l < per_link.size() && l < links_.size(); ++l) links_[l].flows.reserve(per_link[l]);
+}
+
 void Network::add_flow(std::span<const LinkId> route, double bytes, double rate_cap,
                        double start_ps, std::uint32_t tag, SimTime now) {
   assert(bytes > 0.0 && rate_cap > 0.0);

@@ -46,9 +46,10 @@ class Network {
   // Capacities in bytes/s, one per link, each finite and > 0.
   explicit Network(std::vector<double> capacity);
 
-  // Makes room for this many flows at once, so that a burst of starts does not reallocate,
-  // and briefly double, the flow table (an estimate; more may flow).
-  void reserve(std::size_t flows) { flows_.reserve(flows); }
+  // Makes room for this many flows at once, and on each link for per_link[link] of them
+  // (empty: none), so that a burst of starts does not regrow, and briefly double, the flow
+  // table and the links' lists (an estimate; more may flow).
+  void reserve(std::size_t flows, std::span<const std::uint32_t> per_link = {});
 
   // Audit mode integrates every link's bytes over time and lets the audit_* calls check
   // capacity, max-min fairness and byte conservation (slow; for tests and debug builds).
