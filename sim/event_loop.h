@@ -75,7 +75,8 @@ class EventLoop {
     for (NodeId id = 0; id < graph_.size(); ++id) {
       if (graph_.waiting(id) != 0 || graph_.node(id).kind != NodeKind::transfer) continue;
       ++ready;
-      for (const LinkId l : graph_.route_links(graph_.node(id).route)) ++on_link[l];
+      for (const LinkId l : graph_.route_links(graph_.node(id).route))
+        if (l < on_link.size()) ++on_link[l];
     }
     network_.reserve(ready, on_link);
     for (NodeId id = 0; id < graph_.size(); ++id)
