@@ -68,6 +68,17 @@ class EventLoop {
   // Plays the graph to its end. RunResult::nodes stays empty: timings are the graph's.
   RunResult run() {
     graph_.prepare();
+    // The transfers ready now all flow at once (bar those that end first): room for them,
+    // in the network's flow table and on each of their links.
+    std::size_t ready = 0;
+    std::vector<std::uint32_t> on_link(links_.size(), 0);
+    for (NodeId id = 0; id < graph_.size(); ++id) {
+      if (graph_.waiting(id) != 0 || graph_.node(id).kind != NodeKind::transfer) continue;
+      ++ready;
+      for (const LinkId l : graph_.route_links(graph_.node(id).route))
+        if (l < on_link.size()) ++on_link[l];
+    }
+    network_.reserve(ready, on_link);
     for (NodeId id = 0; id < graph_.size(); ++id)
       if (graph_.waiting(id) == 0) start(id, 0);
     settle(0);

@@ -1,16 +1,6 @@
 #include "sim/event_queue.h"
 
-#include <cassert>
-
 namespace wiresim::sim {
-
-void EventQueue::push(SimTime time, std::uint32_t payload, std::uint8_t tag) {
-  // Appending to the newest bucket keeps push order: every other bucket of this time was
-  // opened, and filled, before it.
-  const std::uint32_t b = (last_ != kNone && last_time_ == time) ? last_ : open_bucket(time);
-  buckets_[b].items.push_back({payload, tag});
-  ++size_;
-}
 
 std::uint32_t EventQueue::open_bucket(SimTime time) {
   std::uint32_t b;
@@ -36,27 +26,13 @@ std::uint32_t EventQueue::open_bucket(SimTime time) {
   return b;
 }
 
-Event EventQueue::top() const {
-  const Key& k = heap_.front();
-  const Bucket& b = buckets_[k.bucket];
-  const Item& it = b.items[b.next];
-  return {k.time, it.payload, it.tag};
-}
-
-Event EventQueue::pop() {
-  assert(!heap_.empty());
-  const Key k = heap_.front();
-  Bucket& b = buckets_[k.bucket];
-  const Item it = b.items[b.next++];
-  --size_;
-  if (b.next == b.items.size()) {
-    b.items.clear();
-    b.next = 0;
-    spare_.push_back(k.bucket);
-    if (last_ == k.bucket) last_ = kNone;
-    pop_key();
-  }
-  return {k.time, it.payload, it.tag};
+void EventQueue::drain(std::uint32_t bucket) {
+  Bucket& b = buckets_[bucket];
+  b.items.clear();
+  b.next = 0;
+  spare_.push_back(bucket);
+  if (last_ == bucket) last_ = kNone;
+  pop_key();
 }
 
 void EventQueue::pop_key() {

@@ -16,6 +16,7 @@
 //   while (!q.empty()) { Event e = q.pop(); /* ... */ }
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <vector>
 
@@ -31,10 +32,30 @@ struct Event {
 
 class EventQueue {
  public:
-  void push(SimTime time, std::uint32_t payload, std::uint8_t tag);
-  Event pop();
+  // Inline, as is pop's common path: they run for every event and every predicted end.
+  void push(SimTime time, std::uint32_t payload, std::uint8_t tag) {
+    // Appending to the newest bucket keeps push order: every other bucket of this time was
+    // opened, and filled, before it.
+    const std::uint32_t b = (last_ != kNone && last_time_ == time) ? last_ : open_bucket(time);
+    buckets_[b].items.push_back({payload, tag});
+    ++size_;
+  }
+  Event pop() {
+    assert(!heap_.empty());
+    const Key k = heap_.front();
+    Bucket& b = buckets_[k.bucket];
+    const Item it = b.items[b.next++];
+    --size_;
+    if (b.next == b.items.size()) drain(k.bucket);
+    return {k.time, it.payload, it.tag};
+  }
   SimTime top_time() const { return heap_.front().time; }
-  Event top() const;
+  Event top() const {
+    const Key& k = heap_.front();
+    const Bucket& b = buckets_[k.bucket];
+    const Item& it = b.items[b.next];
+    return {k.time, it.payload, it.tag};
+  }
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return size_; }
   void clear();
@@ -59,6 +80,7 @@ class EventQueue {
   static constexpr std::uint32_t kNone = 0xffffffffu;
 
   std::uint32_t open_bucket(SimTime time);
+  void drain(std::uint32_t bucket);  // the top bucket is empty: recycle it, pop its key
   void pop_key();
 
   std::vector<Key> heap_;  // 4-ary min-heap of open buckets

@@ -96,14 +96,13 @@ void MaxMinSolver::fix(const MaxMinProblem& p, std::uint32_t flow, double rate,
       continue;
     }
     // Rounding may leave a hair below zero on a link that the last flows fill exactly.
-    share_[l] = std::max(remaining_[l], 0.0) / unfixed_[l];
-    heap_update(l);
+    const double share = std::max(remaining_[l], 0.0) / unfixed_[l];
+    if (share == share_[l]) continue;  // same key, same place (an even split stays even)
+    const bool rose = share > share_[l];
+    share_[l] = share;
+    if (rose) sift_down(heap_pos_[l]);  // shares rise as flows are fixed, but for rounding
+    else sift_up(heap_pos_[l]);
   }
-}
-
-void MaxMinSolver::heap_update(std::uint32_t link) {
-  sift_up(heap_pos_[link]);
-  sift_down(heap_pos_[link]);
 }
 
 void MaxMinSolver::heap_remove(std::uint32_t link) {

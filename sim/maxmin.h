@@ -41,7 +41,6 @@ class MaxMinSolver {
 
  private:
   void fix(const MaxMinProblem& p, std::uint32_t flow, double rate, std::span<double> rates);
-  void heap_update(std::uint32_t link);
   void heap_remove(std::uint32_t link);
   void sift_up(std::size_t i);
   void sift_down(std::size_t i);

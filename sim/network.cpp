@@ -26,6 +26,11 @@ Network::Network(std::vector<double> capacity) : links_(capacity.size()) {
   }
 }
 
+void Network::reserve(std::size_t flows, std::span<const std::uint32_t> per_link) {
+  flows_.reserve(flows);
+  for (std::size_t l = 0; l < per_link.size() && l < links_.size(); ++l) links_[l].flows.reserve(per_link[l]);
+}
+
 void Network::add_flow(std::span<const LinkId> route, double bytes, double rate_cap,
                        double start_ps, std::uint32_t tag, SimTime now) {
   assert(bytes > 0.0 && rate_cap > 0.0);
@@ -54,7 +59,7 @@ void Network::add_flow(std::span<const LinkId> route, double bytes, double rate_
     link.flows.push_back(slot);
     link.seeded = true;
     if (link.active++ == 0) link.busy_since = now;
-    seeds_.push_back(l);
+    queue_seed(l);
   }
   if (route.empty()) set_rate(slot, rate_cap, now);  // nothing to share
 }
@@ -106,7 +111,7 @@ void Network::take_completed(SimTime now, std::vector<std::uint32_t>& tags) {
         link.busy += now - link.busy_since;
         link.load = 0.0;  // no rounding left behind
       }
-      seeds_.push_back(l);
+      queue_seed(l);
     }
     tags.push_back(f.tag);
   }
@@ -137,6 +142,7 @@ void Network::reshare(SimTime now) {
   const std::size_t max_visits = windowed ? 2 * window_ : std::numeric_limits<std::size_t>::max();
   for (const LinkId seed : seeds_) {
     Link& link = links_[seed];
+    link.queued = false;
     if (link.mark == epoch_) {
       if (link.big == epoch_) big_seeds_.push_back(seed);
       continue;
@@ -263,16 +269,24 @@ void Network::solve_component(SimTime now) {
   comp_capacity_.resize(comp_links_.size());
   for (std::size_t i = 0; i < comp_links_.size(); ++i)
     comp_capacity_[i] = links_[comp_links_[i]].capacity;
+  // Offsets first, so that the routes are written in place; caps only if some flow has one.
   comp_offsets_.resize(comp_flows_.size() + 1);
-  comp_cap_.resize(comp_flows_.size());
-  comp_route_.clear();
   comp_offsets_[0] = 0;
+  bool capped = false;
   for (std::size_t i = 0; i < comp_flows_.size(); ++i) {
     const Flow& f = flows_[comp_flows_[i]];
-    for (const LinkId l : f.links()) comp_route_.push_back(links_[l].local);
-    comp_offsets_[i + 1] = static_cast<std::uint32_t>(comp_route_.size());
-    comp_cap_[i] = f.cap;
+    comp_offsets_[i + 1] = comp_offsets_[i] + f.route_len;
+    capped = capped || f.cap < kNoCap;
   }
+  comp_route_.resize(comp_offsets_.back());
+  for (std::size_t i = 0; i < comp_flows_.size(); ++i) {
+    const Flow& f = flows_[comp_flows_[i]];
+    std::uint32_t* to = comp_route_.data() + comp_offsets_[i];
+    for (const LinkId l : f.links()) *to++ = links_[l].local;
+  }
+  comp_cap_.clear();
+  if (capped)
+    for (const std::uint32_t slot : comp_flows_) comp_cap_.push_back(flows_[slot].cap);
   comp_rates_.resize(comp_flows_.size());
   solver_.solve({comp_capacity_, comp_offsets_, comp_route_, comp_cap_}, comp_rates_);
   for (std::size_t i = 0; i < comp_flows_.size(); ++i) set_rate(comp_flows_[i], comp_rates_[i], now);

@@ -46,6 +46,11 @@ class Network {
   // Capacities in bytes/s, one per link, each finite and > 0.
   explicit Network(std::vector<double> capacity);
 
+  // Makes room for this many flows at once, and on each link for per_link[link] of them
+  // (empty: none), so that a burst of starts does not regrow, and briefly double, the flow
+  // table and the links' lists (an estimate; more may flow).
+  void reserve(std::size_t flows, std::span<const std::uint32_t> per_link = {});
+
   // Audit mode integrates every link's bytes over time and lets the audit_* calls check
   // capacity, max-min fairness and byte conservation (slow; for tests and debug builds).
   void set_audit(bool on) { audit_ = on; }
@@ -119,6 +124,7 @@ class Network {
     std::uint32_t wmark = 0;      // window epoch that last took it as a window link
     std::uint32_t wlocal = 0;
     bool seeded = false;          // a flow was added on it since its last re-share
+    bool queued = false;          // in seeds_ (each link is listed there once)
     double load = 0.0;            // sum of the rates of its live flows
     double freed = 0.0;           // rates of flows ended on it since its last re-share
     SimTime busy_since = 0;
@@ -127,6 +133,12 @@ class Network {
     double audit_bytes = 0.0;      // integral of the rates on it (audit mode)
     double audit_tolerance = 0.0;  // rounding the integral may differ by (audit mode)
   };
+  // Lists a link whose flows changed for the next reshare(), once however many changed.
+  void queue_seed(LinkId link) {
+    if (links_[link].queued) return;
+    links_[link].queued = true;
+    seeds_.push_back(link);
+  }
   bool collect_component(LinkId seed, std::size_t max_visits);
   bool solve_alone(LinkId seed, SimTime now);
   void solve_component(SimTime now);
@@ -139,7 +151,7 @@ class Network {
   std::vector<Link> links_;
   std::vector<Flow> flows_;  // slots, reused through free_
   std::vector<std::uint32_t> free_;
-  std::vector<LinkId> seeds_;  // links touched since the last reshare
+  std::vector<LinkId> seeds_;  // links touched since the last reshare, each once, in order
   std::vector<LinkId> big_seeds_;  // this reshare's seeds in giant components
   std::size_t window_ = 0;     // 0: every component re-solved whole
   double slack_ = 0.0;
