@@ -5,10 +5,12 @@
 #include <filesystem>
 #include <memory>
 #include <functional>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "accuracy/bands.h"
 #include "accuracy/fit.h"
 #include "accuracy/runner.h"
 #include "accuracy/stats.h"
@@ -160,6 +162,63 @@ std::vector<const Prepared*> pointers(const std::vector<Prepared>& sets) {
   return out;
 }
 
+// How far a log's mean |busbw error| in a region strays with the parameters right: the model's
+// validated error on the log's hardware class there (accuracy/bands.yaml: measured/predicted,
+// 10th-90th percentile over the class's checked data sets), taken as a normal spread, in %.
+double region_sigma_pct(const Prepared& s, Region r) {
+  const std::string cls = accuracy::hardware_class(*s.graph, accuracy::pick_ranks(*s.graph, s.map), s.map.p2p);
+  const double size = r == Region::floor ? 1024.0 : r == Region::ramp ? double(1 << 20) : double(1 << 30);
+  const Band b = accuracy::shipped_bands().at(cls, size);
+  if (b.points == 0 || b.low <= 0.0 || b.high <= b.low) return 0.0;
+  return 100.0 * std::log(b.high / b.low) / (2.0 * 1.2816);
+}
+
+// The rise of a constant's objective (the sum over the sets of their capped mean |error| in
+// its region) that the data must show before they move it off its built-in value: kSignificance
+// standard errors of that sum, each set's mean over its n sizes in the region straying by
+// sigma / sqrt(n).
+constexpr double kSignificance = 2.0;
+double significance_threshold(const FittedConstant& c, const std::vector<Prepared>& sets) {
+  double variance = 0.0;
+  for (const auto& s : sets) {
+    int n = 0;
+    for (const auto& p : s.data.points) n += accuracy::in_region(p.size, c.region) ? 1 : 0;
+    if (n == 0) continue;
+    const double sigma = region_sigma_pct(s, c.region == Region::large ? Region::plateau : c.region);
+    variance += sigma * sigma / n;
+  }
+  return kSignificance * std::sqrt(variance);
+}
+
+// The fit, without the constants it drives to a bound of their range: a log that wants a link
+// efficiency below 0.3 or an overhead below zero shows something the constant does not stand
+// for (a degraded fabric, a cost the model puts elsewhere), and a value pinned there is no
+// estimate. Such a constant keeps its built-in value (its `parameters` entry says why) and the
+// others are fitted again without it.
+models::Params fit_within_range(const std::vector<Prepared>& fit_part, const models::Params& start, const FitOptions& fo,
+                                std::vector<FittedConstant>& active, std::vector<FittedParameter>& parameters) {
+  for (;;) {
+    if (active.empty()) return start;
+    const FitReport rep = accuracy::fit(fit_part, start, fo, active);
+    std::vector<FittedConstant> inside;
+    for (const auto& c : active) {
+      const double v = c.get(rep.params);
+      if (std::abs(v - c.lo) > 1e-9 && std::abs(v - c.hi) > 1e-9) {
+        inside.push_back(c);
+        continue;
+      }
+      for (auto& p : parameters)
+        if (p.name == c.name) {
+          p.fitted = false;
+          p.note = fmt::format("kept at its built-in value: the fit puts it at the bound of its range ({}), where it "
+                               "is no estimate", format_value(c, v));
+        }
+    }
+    if (inside.size() == active.size()) return rep.params;
+    active = std::move(inside);
+  }
+}
+
 }  // namespace
 
 ModelFit fit_model(const std::vector<std::string>& logs, const ModelFitOptions& o, const models::Params& start) {
@@ -216,6 +275,15 @@ ModelFit fit_model(const std::vector<accuracy::Prepared>& sets, int hold_out, mo
         if (p.fitted) break;
       }
       if (!p.fitted) p.note = "not fitted: the logged collectives do not depend on it";
+      // Does the log disagree with the built-in model there by more than the model's validated
+      // error on this hardware? If not, there is nothing for the parameter to correct.
+      const double needed = significance_threshold(c, fit_part);
+      if (p.fitted && here <= needed) {
+        p.fitted = false;
+        p.note = fmt::format("kept at its built-in value: the logs agree with it within the model's validated error "
+                             "on this hardware ({:.2f} % mean error in its region; {:.2f} % would be evidence)",
+                             here, needed);
+      }
     }
     if (p.fitted) active.push_back(c);
     f.parameters.push_back(p);
@@ -223,8 +291,7 @@ ModelFit fit_model(const std::vector<accuracy::Prepared>& sets, int hold_out, mo
   FitOptions fo;
   fo.method = o.method;
   fo.loss = Loss::capped_mean;
-  const auto rep = accuracy::fit(fit_part, start, fo, active);
-  f.params = rep.params;
+  f.params = fit_within_range(fit_part, start, fo, active, f.parameters);
   // Values and profile intervals.
   for (auto& p : f.parameters) {
     if (!p.fitted) continue;
@@ -246,8 +313,6 @@ ModelFit fit_model(const std::vector<accuracy::Prepared>& sets, int hold_out, mo
     };
     p.low = edge(-1.0);
     p.high = edge(+1.0);
-    if (std::abs(p.value - c.lo) < 1e-12 || std::abs(p.value - c.hi) < 1e-12)
-      p.note = "at the bound of its range: not identified by these logs";
   }
   for (const auto& h : held_part) f.held_out_sizes += static_cast<int>(h.data.points.size());
   if (f.held_out_sizes > 0) {
@@ -267,9 +332,11 @@ ModelFit fit_model(const std::vector<accuracy::Prepared>& sets, int hold_out, mo
         c.datasets.clear();
         for (const auto& s : others) c.datasets.push_back(s.name);
       }
-      const auto r = accuracy::fit(others, start, fo, subset);
+      std::vector<FittedParameter> unused;
+      for (const auto& c : subset) unused.push_back({c.name, c.unit, c.get(start), c.get(start), 0.0, 0.0, true, ""});
+      const models::Params fitted = fit_within_range(others, start, fo, subset, unused);
       f.leave_one_out.push_back({whole[i].name, pooled_median({whole[i]}, start, o.method),
-                                 pooled_median({whole[i]}, r.params, o.method)});
+                                 pooled_median({whole[i]}, fitted, o.method)});
     }
   }
   // The overlay: what was fitted, and how it did on the held-out sizes.

@@ -10,7 +10,14 @@
 // floor; robust: a median of |busbw error| per log), then scored on the held-out sizes beside
 // the built-in parameters. A parameter is fitted only where the logs exercise it: a tier no
 // route of the logs crosses, or whose efficiency does not move the plateau (not the
-// bottleneck), and a region with no sizes, are reported as not fitted, never guessed. Each
+// bottleneck), and a region with no sizes, are reported as not fitted, never guessed. Nor does a
+// parameter move on thin evidence: it keeps its built-in value where the logs' capped mean
+// |busbw error| in its region, under the built-in parameters, is within two standard errors of
+// the model's validated error on the logs' hardware class (accuracy/bands.yaml, the 10th-90th
+// percentile band read as a normal spread, over sqrt of the sizes in the region) — the log
+// agrees with the model as well as the model agrees with any checked log of that hardware, so
+// there is nothing to correct — and where the fit puts it at a bound of its range (no estimate:
+// the log shows something the parameter does not stand for); the others are then refitted. Each
 // fitted value carries a profile interval: the values whose objective stays within one
 // percentage point (or 10 %) of the best. With several logs each is also predicted from a fit
 // on the others (leave one log out).
