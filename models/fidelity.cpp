@@ -31,7 +31,7 @@ double pieces_ratio(const Machine& machine, const Problem& problem, const Choice
 }
 
 // The closed form, checked on the most nodes whose simulation fits max_nodes.
-Fidelity closed_form(const Machine& machine, const Problem& problem, const Choice& choice, double max_nodes) {
+Fidelity closed_form_checked(const Machine& machine, const Problem& problem, const Choice& choice, double max_nodes) {
   Fidelity f;
   f.closed_form = true;
   f.window_flows = kAutoWindowFlows;
@@ -93,11 +93,11 @@ Fidelity auto_fidelity(const Machine& machine, const Problem& problem, const Cho
       return f;
     }
   }
-  return closed_form(machine, problem, choice, max_nodes);
+  return closed_form_checked(machine, problem, choice, max_nodes);
 }
 
 Scaled run_scaled(const Machine& machine, const Problem& problem, const Choice& choice, const Fidelity& fidelity,
-                  const sim::RunOptions& base, Detail* detail) {
+                  const sim::RunOptions& base, Detail* detail, const Estimate* closed_form) {
   sim::RunOptions options = base;
   options.window_flows = fidelity.window_flows;
   options.window_slack = fidelity.window_slack;
@@ -115,7 +115,12 @@ Scaled run_scaled(const Machine& machine, const Problem& problem, const Choice& 
                                  ? fmt::format("components over {} flows shared in a window", fidelity.window_flows)
                                  : "exact max-min";
   if (fidelity.closed_form) {
-    s.outcome = run_collective(machine, problem, choice, Method::analytic);
+    if (closed_form) {
+      s.outcome.time = closed_form->time;
+      s.outcome.shape = closed_form->formula;
+    } else {
+      s.outcome = run_collective(machine, problem, choice, Method::analytic);
+    }
     const double plan = nodes_at(machine, problem, choice, problem.size, 1);
     s.note = fmt::format("closed form (in full detail the simulation would be {:.2g} DAG nodes)", plan);
     if (fidelity.check_nodes > 0) {

@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <string>
 
+#include "models/alpha_beta.h"
 #include "models/run.h"
 #include "sim/executor.h"
 
@@ -68,8 +69,9 @@ struct Scaled {
 Problem first_nodes(const Machine& machine, const Problem& problem, int nodes);
 
 // Runs the collective at `fidelity` (one, two or three simulations) and reports the time
-// with its measured error. `options` carries the progress callback.
+// with its measured error. `options` carries the progress callback. `closed_form`, when
+// given, is the full problem's closed form for `choice` (the tuner's, already computed).
 Scaled run_scaled(const Machine& machine, const Problem& problem, const Choice& choice, const Fidelity& fidelity,
-                  const sim::RunOptions& options, Detail* detail = nullptr);
+                  const sim::RunOptions& options, Detail* detail = nullptr, const Estimate* closed_form = nullptr);
 
 }  // namespace wiresim::models

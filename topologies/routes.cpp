@@ -76,6 +76,7 @@ Router::Router(const LinkGraph& graph) : graph_(graph) {
     index_in_node_[gpu] = per_node[graph.device(gpu).node]++;
     gpus_by_node_[graph.device(gpu).node].push_back(gpu);
   }
+  gpu_routes_.resize(n);
   switch_index_.assign(n, -1);
   for (DeviceId d = 0; d < n; ++d)
     if (graph.device(d).kind == DeviceKind::nic) nics_by_node_[graph.device(d).node].push_back(d);
@@ -210,7 +211,15 @@ std::span<const LinkId> Router::route(DeviceId src, DeviceId dst, std::uint32_t 
   const bool same_node = a.node >= 0 && a.node == b.node;
   if (same_node) flow = 0;
   const std::uint64_t key = (std::uint64_t{src} << 40) | (std::uint64_t{dst} << 16) | (flow & 0xffff);
-  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  std::vector<LinkId>* gpu_pair = nullptr;
+  if (same_node && a.kind == DeviceKind::gpu && b.kind == DeviceKind::gpu) {
+    auto& row = gpu_routes_[src];
+    if (row.empty()) row.resize(gpus_by_node_.at(a.node).size());
+    gpu_pair = &row[index_in_node_[dst]];
+    if (!gpu_pair->empty()) return *gpu_pair;
+  } else if (auto it = cache_.find(key); it != cache_.end()) {
+    return it->second;
+  }
 
   std::vector<LinkId> path;
   if (same_node || a.node < 0 || b.node < 0) {
@@ -225,7 +234,8 @@ std::span<const LinkId> Router::route(DeviceId src, DeviceId dst, std::uint32_t 
     // next to it reaches it faster; else that GPU relays over NVLink (PXN).
     const bool cross_rail = pxn_ && a.kind == DeviceKind::gpu && b.kind == DeviceKind::gpu && out_rail >= 0 &&
                             in_rail >= 0 && out_rail != in_rail;
-    const auto direct = cross_rail && !graph_.bound_nic(src) ? pxb_nic(src, in_rail) : std::nullopt;
+    std::optional<DeviceId> direct;
+    if (cross_rail && !graph_.bound_nic(src)) direct = pxb_nic(src, in_rail);
     const auto relay = cross_rail ? pxn_relay(src, in_rail, flow) : std::nullopt;
     const auto rate = [&](DeviceId from, DeviceId nic) { return bottleneck(cheapest(from, nic, Mode::route)); };
     if (direct && !(relay && rate(*relay, nic_for(*relay, flow)) > rate(src, *direct))) {
@@ -249,6 +259,7 @@ std::span<const LinkId> Router::route(DeviceId src, DeviceId dst, std::uint32_t 
     throw input::InputError(graph_.source, 0, 0,
                           fmt::format("no route from {} to {}: no chain of links joins them",
                                       a.name, b.name));
+  if (gpu_pair) return *gpu_pair = std::move(path);
   return cache_.emplace(key, std::move(path)).first->second;
 }
 

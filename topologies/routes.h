@@ -109,6 +109,9 @@ class Router {
   std::vector<std::int32_t> switch_index_;       // per device: index among network switches, or -1
   std::vector<DeviceId> switches_;
   mutable std::unordered_map<std::uint64_t, std::vector<LinkId>> cache_;
+  // Routes between two GPUs of one node (flow-independent), the most asked for:
+  // gpu_routes_[src][index_in_node_[dst]], empty until found.
+  mutable std::vector<std::vector<std::vector<LinkId>>> gpu_routes_;
   mutable std::unordered_map<DeviceId, std::vector<DeviceId>> nearest_nics_;
   mutable std::unordered_map<std::uint64_t, std::optional<DeviceId>> pxb_nics_;   // by (src, rail)
   mutable std::map<std::tuple<DeviceId, DeviceId, int, std::uint32_t>, std::vector<LinkId>> rail_routes_;
