@@ -135,7 +135,9 @@ Scaled run_scaled(const Machine& machine, const Problem& problem, const Choice& 
                             "is {:+.2f}% off it ({})",
                             fidelity.check_nodes, sub.ranks.size(), 100.0 * (formula.time.count() - t) / t, window);
     } else {
-      s.note += "; no simulation small enough to check it fits, so its error is not measured";
+      s.note += problem.matrix.empty()
+                    ? "; no simulation small enough to check it fits, so its error is not measured"
+                    : "; a traffic matrix is not cut down to fewer nodes for a check, so its error is not measured";
     }
   } else if (fidelity.extrapolate > 1) {
     const sim::Bytes size = problem.size;
