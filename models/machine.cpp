@@ -22,11 +22,8 @@ Machine::Machine(const topo::LinkGraph& graph, const Params& params, Transports 
     const sim::BytesPerSec read = graph.device(link.from).read_bandwidth;
     if (read.count() > 0.0) links_[i].capacity = std::min(links_[i].capacity, read * graph.link_share(static_cast<sim::LinkId>(i)));
   }
-  slot_.assign(graph.device_count(), 0);
   staged_.resize(graph.device_count());
-  std::unordered_map<int, std::uint32_t> per_node;
-  for (topo::DeviceId gpu : graph.gpus()) slot_[gpu] = per_node[graph.device(gpu).node]++;
-  for (topo::DeviceId gpu : graph.gpus()) staged_[gpu].assign(per_node[graph.device(gpu).node], -1);
+  for (topo::DeviceId gpu : graph.gpus()) staged_[gpu].assign(router_.gpus_in_node(graph.device(gpu).node), -1);
 }
 
 std::optional<topo::DeviceId> Machine::cpu_of(topo::DeviceId gpu) const {
@@ -48,7 +45,7 @@ bool Machine::staged(topo::DeviceId a, topo::DeviceId b) const {
   // Decided once per pair (cpu_of scans the devices): P2P off stages every same-node pair
   // with a host CPU; P2P on, NCCL still stages where the path crosses a host bridge or the
   // inter-socket link (PHB, NODE, SYS), its default P2P level being PXB.
-  std::int8_t& known = staged_[a][slot_[b]];
+  std::int8_t& known = staged_[a][router_.index_in_node(b)];
   if (known < 0) {
     const bool no_peer_access = !graph_.device(a).peer_to_peer || !graph_.device(b).peer_to_peer;
     const PathType level = transports_.p2p ? transports_.p2p_level.value_or(PathType::pxb) : PathType::loc;

@@ -157,9 +157,8 @@ class Machine {
   bool any_bounce() const;
   mutable std::optional<bool> any_bounce_;
   mutable std::unordered_map<std::uint64_t, std::vector<sim::LinkId>> staged_routes_;
-  // staged(a, b) per same-node GPU pair, decided once: staged_[a][slot_[b]], -1 undecided
-  // (slot_: a GPU's position among its node's GPUs).
-  std::vector<std::uint32_t> slot_;
+  // staged(a, b) per same-node GPU pair, decided once:
+  // staged_[a][router_.index_in_node(b)], -1 undecided.
   mutable std::vector<std::vector<std::int8_t>> staged_;
   struct MeshCache {
     std::mutex mutex;

@@ -78,13 +78,18 @@ Router::Router(const LinkGraph& graph) : graph_(graph) {
   }
   gpu_routes_.resize(n);
   switch_index_.assign(n, -1);
-  for (DeviceId d = 0; d < n; ++d)
+  for (DeviceId d = 0; d < n; ++d) {
     if (graph.device(d).kind == DeviceKind::nic) nics_by_node_[graph.device(d).node].push_back(d);
-  for (DeviceId d = 0; d < n; ++d)
     if (graph.device(d).kind == DeviceKind::network_switch) {
       switch_index_[d] = static_cast<std::int32_t>(switches_.size());
       switches_.push_back(d);
     }
+  }
+}
+
+std::size_t Router::gpus_in_node(int node) const {
+  const auto it = gpus_by_node_.find(node);
+  return it == gpus_by_node_.end() ? 0 : it->second.size();
 }
 
 std::unordered_map<DeviceId, Router::Best> Router::search(DeviceId src, std::optional<DeviceId> dst,
@@ -214,7 +219,7 @@ std::span<const LinkId> Router::route(DeviceId src, DeviceId dst, std::uint32_t 
   std::vector<LinkId>* gpu_pair = nullptr;
   if (same_node && a.kind == DeviceKind::gpu && b.kind == DeviceKind::gpu) {
     auto& row = gpu_routes_[src];
-    if (row.empty()) row.resize(gpus_by_node_.at(a.node).size());
+    if (row.empty()) row.resize(gpus_in_node(a.node));
     gpu_pair = &row[index_in_node_[dst]];
     if (!gpu_pair->empty()) return *gpu_pair;
   } else if (auto it = cache_.find(key); it != cache_.end()) {

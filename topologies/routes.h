@@ -84,6 +84,10 @@ class Router {
   // The switch, one NVLink hop away, that does in-switch reduction and multicast (NVLS).
   std::optional<DeviceId> multicast_switch(DeviceId gpu) const;
 
+  // A GPU's position among its node's GPUs (graph.gpus() order), and how many GPUs a node has.
+  std::uint32_t index_in_node(DeviceId gpu) const { return index_in_node_[gpu]; }
+  std::size_t gpus_in_node(int node) const;
+
   const LinkGraph& graph() const { return graph_; }
 
  private:
