@@ -335,8 +335,11 @@ ModelFit fit_model(const std::vector<accuracy::Prepared>& sets, int hold_out, mo
       std::vector<FittedParameter> unused;
       for (const auto& c : subset) unused.push_back({c.name, c.unit, c.get(start), c.get(start), 0.0, 0.0, true, ""});
       const models::Params fitted = fit_within_range(others, start, fo, subset, unused);
+      // The others' values reach this log only where it lies in their scope.
+      const auto [op, spans] = problem_scope(whole[i]);
+      const bool covered = fit_scope(others).covers(op, spans);
       f.leave_one_out.push_back({whole[i].name, pooled_median({whole[i]}, start, o.method),
-                                 pooled_median({whole[i]}, fitted, o.method)});
+                                 pooled_median({whole[i]}, covered ? fitted : start, o.method)});
     }
   }
   // The overlay: what was fitted, and how it did on the held-out sizes.
@@ -356,6 +359,7 @@ ModelFit fit_model(const std::vector<accuracy::Prepared>& sets, int hold_out, mo
       po.ll128_overhead = sim::Seconds{p.value * kUs};
     }
   }
+  po.scope = fit_scope(whole);
   f.overlay.parameters = po;
   FitSummary summary;
   summary.logs = names;
@@ -364,6 +368,39 @@ ModelFit fit_model(const std::vector<accuracy::Prepared>& sets, int hold_out, mo
   summary.held_out_error_after_pct = f.held_out_after_pct;
   f.overlay.fit = summary;
   return f;
+}
+
+std::pair<input::Collective, bool> problem_scope(const Prepared& set) {
+  if (set.skipped || !set.graph) throw input::InputError(set.file, 0, 0, set.skipped.value_or("not read"));
+  const auto op = input::parse_collective(set.map.collective.value_or(set.data.collective));
+  if (!op) throw input::InputError(set.file, 0, 0, "no '# collective:' header naming the test and no 'collective:' in the map");
+  return {*op, spans_nodes(*set.graph, pick_ranks(*set.graph, set.map))};
+}
+
+bool spans_nodes(const topo::LinkGraph& graph, const std::vector<topo::DeviceId>& ranks) {
+  for (auto r : ranks)
+    if (graph.device(r).node != graph.device(ranks.front()).node) return true;
+  return false;
+}
+
+calibrate::FitScope fit_scope(const std::vector<Prepared>& sets) {
+  calibrate::FitScope scope;
+  for (const auto& s : sets) {
+    const auto [op, spans] = problem_scope(s);
+    if (std::find(scope.collectives.begin(), scope.collectives.end(), op) == scope.collectives.end())
+      scope.collectives.push_back(op);
+    (spans ? scope.across_nodes : scope.within_node) = true;
+  }
+  return scope;
+}
+
+bool apply_parameters(models::Params& params, const Overlay& overlay, input::Collective op, bool across_nodes) {
+  const bool covered = !overlay.parameters || !overlay.parameters->scope ||
+                       overlay.parameters->scope->covers(op, across_nodes);
+  Overlay scoped = overlay;
+  if (!covered) scoped.parameters.reset();   // the measured tiers still apply
+  apply_parameters(params, scoped);
+  return covered;
 }
 
 void apply_parameters(models::Params& params, const Overlay& overlay) {

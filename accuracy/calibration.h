@@ -28,6 +28,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "accuracy/runner.h"
@@ -84,5 +85,13 @@ ModelFit fit_model(const std::vector<accuracy::Prepared>& sets, int hold_out, mo
 // rate is measured), then its `parameters` apply (for their architecture only). The graph
 // side is calibrate::apply_overlay.
 void apply_parameters(models::Params& params, const Overlay& overlay);
+// The same for one collective over ranks that do or do not span nodes: the fitted parameters
+// apply only within their scope (calibrate::FitScope). Returns whether they applied.
+bool apply_parameters(models::Params& params, const Overlay& overlay, input::Collective op, bool across_nodes);
+
+// A data set's collective and whether its ranks span nodes; the scope of a fit on `sets`.
+std::pair<input::Collective, bool> problem_scope(const accuracy::Prepared& set);
+bool spans_nodes(const topo::LinkGraph& graph, const std::vector<topo::DeviceId>& ranks);
+calibrate::FitScope fit_scope(const std::vector<accuracy::Prepared>& sets);
 
 }  // namespace wiresim::accuracy

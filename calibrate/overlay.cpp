@@ -1,5 +1,6 @@
 #include "calibrate/overlay.h"
 
+#include <algorithm>
 #include <array>
 #include <string_view>
 #include <vector>
@@ -55,10 +56,34 @@ std::optional<sim::Seconds> time_field(const Value& n, const char* key, const st
   return t;
 }
 
+FitScope read_scope(const Value& n) {
+  input::require_map(n, "parameters.scope");
+  static constexpr std::array<std::string_view, 2> kKeys{"collectives", "reach"};
+  input::check_keys(n, kKeys, "parameters.scope");
+  FitScope scope;
+  const Value& list = input::require(n, "collectives", "parameters.scope");
+  input::require_sequence(list, "parameters.scope.collectives");
+  for (std::size_t i = 0; i < list.items.size(); ++i) {
+    const std::string path = input::index_path("parameters.scope.collectives", i);
+    const std::string name = input::as_string(list.items[i], path);
+    const auto op = input::parse_collective(name);
+    if (!op) input::fail(list.items[i], fmt::format("{}: unknown collective '{}'", path, name));
+    scope.collectives.push_back(*op);
+  }
+  if (scope.collectives.empty()) input::fail(list, "parameters.scope.collectives: expected at least one collective");
+  const Value& reach = input::require(n, "reach", "parameters.scope");
+  const std::string r = input::as_string(reach, "parameters.scope.reach");
+  if (r != "within_node" && r != "across_nodes" && r != "both")
+    input::fail(reach, fmt::format("parameters.scope.reach: expected within_node, across_nodes or both, got '{}'", r));
+  scope.within_node = r != "across_nodes";
+  scope.across_nodes = r != "within_node";
+  return scope;
+}
+
 ParameterOverlay read_parameters(const Value& n) {
   input::require_map(n, "parameters");
-  static constexpr std::array<std::string_view, 5> kKeys{"architecture", "link_efficiency", "launch_overhead",
-                                                         "host_launch", "protocol_overhead"};
+  static constexpr std::array<std::string_view, 6> kKeys{"architecture", "link_efficiency", "launch_overhead",
+                                                         "host_launch", "protocol_overhead", "scope"};
   input::check_keys(n, kKeys, "parameters");
   ParameterOverlay p;
   p.architecture = input::as_string(input::require(n, "architecture", "parameters"), "parameters.architecture");
@@ -81,6 +106,7 @@ ParameterOverlay read_parameters(const Value& n) {
     p.simple_overhead = time_field(*po, "simple", "parameters.protocol_overhead");
     p.ll128_overhead = time_field(*po, "ll128", "parameters.protocol_overhead");
   }
+  if (const Value* sc = input::find(n, "scope")) p.scope = read_scope(*sc);
   return p;
 }
 
@@ -162,9 +188,36 @@ Overlay parse_overlay(const std::string& text, const std::string& source) {
 
 Overlay read_overlay(const std::string& path) { return parse_overlay(input::read_file(path), path); }
 
+namespace {
+// NCCL runs all_reduce, all_gather, reduce_scatter, broadcast and reduce over the same ring,
+// tree and NVLS channels (one model structure, src/device/*.h); all_to_all and send_recv are
+// point-to-point exchanges (NCCL's P2P path), each modelled its own way.
+int family(input::Collective op) {
+  switch (op) {
+    case input::Collective::all_to_all: return 1;
+    case input::Collective::send_recv: return 2;
+    default: return 0;
+  }
+}
+}  // namespace
+
+bool FitScope::covers(input::Collective op, bool spans_nodes) const {
+  return (spans_nodes ? across_nodes : within_node) &&
+         std::any_of(collectives.begin(), collectives.end(), [&](input::Collective c) { return family(c) == family(op); });
+}
+
+std::string FitScope::describe() const {
+  std::vector<std::string_view> names;
+  for (auto op : collectives) names.push_back(to_string(op));
+  return fmt::format("{} {}", fmt::join(names, ", "),
+                     within_node && across_nodes ? "within and across nodes" : across_nodes ? "across nodes" : "within one node");
+}
+
 std::string describe_overlay(const std::string& path, const Overlay& o) {
   std::vector<std::string> parts;
-  if (o.parameters) parts.push_back(fmt::format("model parameters for {}", o.parameters->architecture));
+  if (o.parameters)
+    parts.push_back(fmt::format("model parameters for {}{}", o.parameters->architecture,
+                                o.parameters->scope ? " (fitted on " + o.parameters->scope->describe() + ")" : ""));
   if (!o.tiers.empty()) parts.push_back(fmt::format("{} measured tier(s)", o.tiers.size()));
   std::string text = fmt::format("{}: {}", path, parts.empty() ? "nothing to apply" : fmt::format("{}", fmt::join(parts, ", ")));
   if (o.fit)
@@ -198,6 +251,15 @@ void write_overlay(std::ostream& out, const Overlay& o, const std::string& comme
     if (p.simple_overhead) proto.push_back("simple: " + time_text(*p.simple_overhead));
     if (p.ll128_overhead) proto.push_back("ll128: " + time_text(*p.ll128_overhead));
     if (!proto.empty()) fmt::print(out, "  protocol_overhead: {{{}}}\n", fmt::join(proto, ", "));
+    if (p.scope) {
+      std::vector<std::string_view> names;
+      for (auto op : p.scope->collectives) names.push_back(to_string(op));
+      fmt::print(out, "  scope: {{collectives: [{}], reach: {}}}   # the fitted values apply to these only\n",
+                 fmt::join(names, ", "),
+                 p.scope->within_node && p.scope->across_nodes ? "both"
+                 : p.scope->across_nodes                        ? "across_nodes"
+                                                                : "within_node");
+    }
   }
   if (o.fit) {
     const FitSummary& f = *o.fit;

@@ -53,9 +53,25 @@ struct CollectiveOverlay {
   std::string source;
 };
 
+// What a fit saw: the collectives of its logs, and whether their ranks spanned nodes. A fitted
+// value absorbs the error of the model structure it was fitted through as well: an all_to_all's
+// pairwise exchange pulls the NVLink efficiency and the overheads one way, a send_recv another,
+// a 2-node ring's network hops raise the per-send overheads past what one node shows (measured:
+// docs/calibrate.md). So the fitted values speak for collectives of the same family (ring/tree/
+// NVLS collectives: all_reduce, all_gather, reduce_scatter, broadcast, reduce; all_to_all;
+// send_recv) at the same reach (within one node, across nodes) only; elsewhere the built-in
+// values apply (accuracy::apply_parameters). An overlay without a scope applies everywhere.
+struct FitScope {
+  std::vector<input::Collective> collectives;
+  bool within_node = false;    // ranks all on one node
+  bool across_nodes = false;   // ranks on several nodes
+  bool covers(input::Collective op, bool spans_nodes) const;   // same reach and family
+  std::string describe() const;   // "all_gather, reduce_scatter across nodes"
+};
+
 // The model's own parameters, fitted by `calibrate fit --topo` so that wiresim's prediction of
 // each logged collective matches the log (calibrate/model_fit.h). They replace the built-in
-// values of models/params.yaml for the named architecture.
+// values of models/params.yaml for the named architecture, within their scope.
 struct ParameterOverlay {
   std::string architecture;                     // "hopper": the GPUs the values apply to
   std::map<topo::Tier, double> link_efficiency; // payload rate / raw link rate, per tier
@@ -63,6 +79,7 @@ struct ParameterOverlay {
   std::optional<sim::Seconds> host_launch;      // host time per collective per GPU a thread launches
   std::optional<sim::Seconds> simple_overhead;  // per send, Simple protocol
   std::optional<sim::Seconds> ll128_overhead;   // per send, LL128 protocol
+  std::optional<FitScope> scope;                // where they apply; none: everywhere
 };
 
 // How the parameters were fitted and how well they predict sizes the fit did not see.

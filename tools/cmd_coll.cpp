@@ -416,18 +416,19 @@ int run_coll(const CollOptions& o) {
   const std::optional<int> aggregate = parse_aggregate(o.aggregate);
   const int element = dtype_size(o.dtype);
   auto sizes = parse_sizes(o.sizes);
-  const MachineInput input = load_machine_input(o, o.topo, topo::parse_overrides(o.settings));
-  overlay_note = input.overlay;
-  faults_note = input.faults;
-  // CSV keeps its contract header; the overlay goes to stderr there.
-  if (!overlay_note.empty() && o.format == "csv") fmt::print(stderr, "# overlay {}\n", overlay_note);
+  MachineInput input = load_machine_input(o, o.topo, topo::parse_overrides(o.settings));
   const topo::LinkGraph& graph = input.graph;
-  const models::Machine machine = input.machine();
   models::Problem problem;
   problem.op = *op;
   problem.root = o.root;
   problem.limits = input.limits;
   problem.ranks = pick_ranks(graph, o);
+  input.scope_overlay(*op, problem.ranks);
+  overlay_note = input.overlay;
+  faults_note = input.faults;
+  // CSV keeps its contract header; the overlay goes to stderr there.
+  if (!overlay_note.empty() && o.format == "csv") fmt::print(stderr, "# overlay {}\n", overlay_note);
+  const models::Machine machine = input.machine();
   const int n = static_cast<int>(problem.ranks.size());
   std::optional<PredictionBands> band_table;
   if (o.bands) band_table.emplace(input, problem.ranks);

@@ -404,9 +404,7 @@ int run_validate(ValidateOptions o) {
   if (!o.overlay.empty()) {
     if (o.fit || o.cv || o.constants) throw InputError("--overlay: not with --fit, --cv or --constants");
     overlay = calibrate::read_overlay(o.overlay);
-    accuracy::apply_parameters(params, *overlay);
     overlay_note = calibrate::describe_overlay(o.overlay, *overlay);
-    if (o.format == "csv") fmt::print(stderr, "# overlay {}\n", overlay_note);
   }
   if (o.constants) return print_constants(params, o);
   const auto map = accuracy::read_map(o.map);
@@ -432,8 +430,20 @@ int run_validate(ValidateOptions o) {
       }
   if (!o.plot.empty()) fs::create_directories(o.plot);
   std::vector<Result> results;
+  int in_scope = 0, runnable = 0;
   for (const auto& s : sets) {
-    results.push_back(accuracy::run(s, params, method, limits));
+    // The overlay's fitted parameters reach a data set only within their scope.
+    models::Params scoped = params;
+    if (overlay && !s.skipped) {
+      try {
+        const auto [op, spans] = accuracy::problem_scope(s);
+        ++runnable;
+        in_scope += accuracy::apply_parameters(scoped, *overlay, op, spans) ? 1 : 0;
+      } catch (const InputError&) {
+        // No collective named: accuracy::run reports the set as skipped, saying why.
+      }
+    }
+    results.push_back(accuracy::run(s, scoped, method, limits));
     if (!results.back().skipped && !o.plot.empty()) write_svg(o.plot, results.back());
   }
   // Nothing validated at all: that is bad input, not a report (one line, exit 2).
@@ -442,6 +452,11 @@ int run_validate(ValidateOptions o) {
     if (results.empty()) throw InputError(fmt::format("no data sets to validate in {}", fmt::join(o.paths, ", ")));
     throw InputError(sets.front().file, 0, 0, *results.front().skipped);
   }
+  if (overlay && overlay->parameters && overlay->parameters->scope && in_scope < runnable)
+    overlay_note += fmt::format("; its fitted parameters apply to {} of {} data sets (the others are outside their "
+                                "scope and run on built-in values)",
+                                in_scope, runnable);
+  if (overlay && o.format == "csv") fmt::print(stderr, "# overlay {}\n", overlay_note);
   if (o.format == "csv") print_csv(results);
   else if (o.format == "json") print_json(results);
   else if (o.format == "markdown") print_markdown(results);

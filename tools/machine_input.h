@@ -125,9 +125,24 @@ struct MachineInput {
   std::optional<double> overlay_error;           // its fit's held-out median |error| (fraction)
   std::string overlay_path;
   std::string faults;                            // one line naming --fail/--degrade; empty: none
+  std::optional<calibrate::Overlay> overlay_data;
+  models::Params params_before_overlay;
 
   // The machine to run on; it refers to this input's graph and parameters.
   models::Machine machine() const { return models::Machine(graph, params, transports); }
+
+  // For one collective on `ranks`: the overlay's fitted parameters apply only within their
+  // scope (calibrate::FitScope); outside it the built-in ones do, and the overlay's line says so.
+  void scope_overlay(models::Collective op, const std::vector<topo::DeviceId>& ranks) {
+    if (!overlay_data) return;
+    params = params_before_overlay;
+    overlay = calibrate::describe_overlay(overlay_path, *overlay_data);
+    const bool spans = accuracy::spans_nodes(graph, ranks);
+    if (accuracy::apply_parameters(params, *overlay_data, op, spans)) return;
+    overlay += fmt::format("; its fitted parameters are NOT applied to {} {} (outside their scope: built-in values)",
+                           models::to_string(op), spans ? "across nodes" : "within one node");
+    overlay_error.reset();
+  }
 };
 
 // `topology` and `overrides` are the command's resolved ones (a scenario may name them).
@@ -137,13 +152,19 @@ inline MachineInput load_machine_input(const MachineOptions& o, const std::strin
                   base_params(o),
                   resolve_transports(o, file_transports),
                   {models::parse_max_memory(o.max_memory), models::parse_max_events(o.max_events)},
-                  {}, {}, {}, o.overlay, {}};
+                  {}, {}, {}, o.overlay, {}, {}, {}};
   print_warnings(in.graph.warnings);
   if (!o.overlay.empty()) {
     const calibrate::Overlay overlay = calibrate::read_overlay(o.overlay);
+    in.overlay_data = overlay;
+    in.params_before_overlay = in.params;
     in.applied = calibrate::apply_overlay(in.graph, overlay);
     accuracy::apply_parameters(in.params, overlay);
     in.overlay = calibrate::describe_overlay(o.overlay, overlay);
+    // A workload step runs several collectives on one machine: the fitted values reach all of
+    // them (coll, with one collective, applies them within their scope only: scope_overlay).
+    if (overlay.parameters && overlay.parameters->scope)
+      in.overlay += "; applied to every collective here, in its scope or not";
     if (overlay.fit) in.overlay_error = overlay.fit->held_out_error_after_pct / 100.0;
   }
   // After the overlay: a measured tier's rate is the healthy one, then the faults.

@@ -72,6 +72,45 @@ TEST_CASE("validate --overlay: the overlay's parameters and measured tiers chang
   CHECK(narrow.back() > 2.0 * plain.back());
 }
 
+TEST_CASE("an overlay's fitted parameters reach only the collectives and reach of their scope") {
+  // Fitted on an all_to_all within one node: a 40 us launch overhead for Hopper.
+  const fs::path scoped = scratch() / "scoped-overlay.yaml";
+  std::ofstream(scoped) << "parameters:\n  architecture: hopper\n  launch_overhead: 40us\n"
+                           "  scope: {collectives: [all_to_all], reach: within_node}\n";
+  const auto time_us = [](const std::string& cmd) {
+    const Run r = wiresim(cmd + " --format json");
+    CAPTURE(cmd);
+    CAPTURE(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    return std::make_pair(j["results"][0]["time_us"].get<double>(), j.value("overlay", std::string()));
+  };
+  const std::string node = "--topo topologies/hgx-h100.yaml --sizes 1MiB";
+  const std::string two = "--topo topologies/cluster-h100-ib.yaml --set nodes=2 --sizes 1MiB";
+  // In scope: the all_to_all on one node pays the 40 us.
+  const auto [a2a, a2a_note] = time_us("coll all_to_all " + node);
+  const auto [a2a_scoped, a2a_scoped_note] = time_us("coll all_to_all " + node + " --overlay " + scoped.string());
+  CHECK(a2a_scoped > a2a + 35.0);
+  CHECK(a2a_scoped_note.find("fitted on all_to_all within one node") != std::string::npos);
+  CHECK(a2a_scoped_note.find("NOT applied") == std::string::npos);
+  // Out of scope, by family (send_recv) and by reach (all_to_all across nodes): the built-in
+  // values, to the bit, and the overlay's line says so.
+  for (const std::string& c : {"coll send_recv " + node, "coll all_to_all " + two}) {
+    const auto [plain, plain_note] = time_us(c);
+    const auto [under, note] = time_us(c + " --overlay " + scoped.string());
+    CAPTURE(c);
+    CHECK(under == plain);
+    CHECK(note.find("NOT applied") != std::string::npos);
+  }
+  // A scope naming what does not exist is refused where it is written.
+  const fs::path bad = scratch() / "bad-scope.yaml";
+  std::ofstream(bad) << "parameters:\n  architecture: hopper\n  scope: {collectives: [all_to_all], reach: sideways}\n";
+  const Run r = wiresim("coll all_to_all " + node + " --overlay " + bad.string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("bad-scope.yaml:3:") != std::string::npos);
+  CHECK(r.err.find("expected within_node, across_nodes or both, got 'sideways'") != std::string::npos);
+}
+
 TEST_CASE("run --p2p off reaches the step: GPUs of a PCIe box exchange through host memory, and the output says so") {
   const std::string scenario = "run scenarios/llama8b-tp4-pcie-switch.yaml --format json";
   const Run on = wiresim(scenario);
