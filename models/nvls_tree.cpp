@@ -24,9 +24,9 @@
 // first's, spread over the trees' fill (seen in the simulation's trace at 4 and 8 nodes).
 // Against the simulation (`coll all_reduce --topo topologies/cluster-h100-ib.yaml --set
 // nodes=N --algo nvls_tree --proto simple --model analytic|simulate`): within 1% on 4 and 8
-// nodes from 16 MiB to 1 GiB; 2 nodes −2.1% at 16 MiB and −4.6% at 64 MiB (each NIC carries
-// one tree's reduce and the other's broadcast, which the period's duty sharing undercounts);
-// 16 nodes −5% at 64-256 MiB.
+// nodes from 4 MiB to 1 GiB and on 2 nodes at 4, 16 MiB and 1 GiB; 2 nodes −3.9% at 64 MiB
+// (each NIC carries one tree's reduce and the other's broadcast, which the period's duty
+// sharing undercounts); 16 nodes −5% at 64-256 MiB (docs/models.md).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -239,8 +239,10 @@ Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
       }
     }
   }
-  // The fill: the first loop's reduce-scatter, its trees, its all-gather.
-  const double fill = 2.0 * (g * part / (eff * bw) + wire) + red_part + trees_fill;
+  // The fill: the first loop's reduce-scatter, its trees, its all-gather. The last all-gather
+  // ends with its wire or, where longer, its NVLS step overhead (the expansion's delay after
+  // every all-gather, the last one's included: its flags are synchronised too).
+  const double fill = 2.0 * g * part / (eff * bw) + wire + std::max(wire, overhead) + red_part + trees_fill;
   // The NVLink side: each GPU's reduce-scatter and all-gather share its port ((g + 1) parts
   // each way per loop) and each is followed by the NVLS step overhead before the next loop's.
   const double nvlink = (g + 1.0) * part / (eff * bw) + overhead;
