@@ -68,6 +68,9 @@ struct AlgorithmDescriptor {
   bool nvlink_step_at_launch;        // NCCL's NVLink step charged once at launch, not per hop (NVLS)
   // Why it cannot run this problem beyond collective and protocol; nullptr: it always can.
   std::optional<std::string> (*why_not)(const Machine&, const Problem&, const NodeGroups& by_node);
+  // Where NCCL fixes the protocol by a rule instead of tuning it: why not `protocol` for this
+  // problem; nullptr: every protocol of `protocols` is a candidate.
+  std::optional<std::string> (*why_not_protocol)(const Machine&, const Problem&, Protocol protocol) = nullptr;
   // Its chunk transfers (plan.h). The problem passed why_not.
   void (*expand)(PlanBuilder&, Plan&);
   // Its α–β time (alpha_beta.h) on a scratch builder whose launch costs `base`.

@@ -4,7 +4,9 @@
 // the traffic matrix's bytes); all n(n−1) sends start at once, each on its own P2P channels,
 // and share the links (NCCL posts them as one group).
 // send_recv (as nccl-tests' sendrecv_perf): rank i sends S to rank i+1, in P2P chunks
-// pipelined through the connection's buffer.
+// pipelined through the connection's buffer; a send to another node is posted chunk by chunk
+// by the GPU and moved by the proxy's NIC meanwhile.
+// The protocol is NCCL's rule for point-to-point operations (p2p_protocol), not tuned.
 //
 // Closed form: all_to_all base + (n−1)·S/(n·r) + λ (the largest send at its share, with a
 // traffic matrix); send_recv base + each channel's chain of chunks through its buffer slots
@@ -20,6 +22,14 @@
 
 namespace wiresim::models {
 namespace {
+
+// Whether a send from rank i to rank j crosses nodes: NCCL's proxy thread then drives the NIC
+// (net transport), so the GPU's chain of chunks waits only for buffer slots, not for each
+// chunk to leave (src/transport/net.cc: the GPU fills a slot and posts it; the proxy sends).
+bool proxied(const PlanBuilder& b, int i, int j) {
+  const Machine& m = b.machine();
+  return m.node_of(b.problem().ranks[i]) != m.node_of(b.problem().ranks[j]);
+}
 
 void expand_all_to_all(PlanBuilder& b, Plan& plan) {
   const int n = static_cast<int>(b.problem().ranks.size());
@@ -53,18 +63,28 @@ void expand_send_recv(PlanBuilder& b, Plan& plan) {
   const sim::Bytes chunk = p2p_chunk(b.machine(), b.problem(), b.choice().protocol, total);
   const int loops = chunk_count(part, chunk);
   const int slots = std::max(2, b.protocol().slots);
+  const auto post_label = b.label("send/recv post");
   for (int i = 0; i < n; ++i) {
     const int to = (i + 1) % n;
     const sim::BytesPerSec cap = std::min(b.protocol_cap(), b.p2p_cap(i, to, 1.0));
+    const bool net = proxied(b, i, to);
     for (int c = 0; c < channels; ++c) {
       sim::NodeId prev = b.launch();
       std::vector<sim::NodeId> arrived(slots, kNoNode);
       for (int k = 0; k < loops; ++k) {
         const sim::NodeId slot = k >= slots ? arrived[k % slots] : kNoNode;
-        const auto sent = b.send(i, to, chunk_size(part, chunk, k), {prev, slot},
-                                 static_cast<std::uint32_t>(i * 64 + c), label, cap);
-        prev = sent.transfer;
-        arrived[k % slots] = sent.arrival;
+        const auto flow = static_cast<std::uint32_t>(i * 64 + c);
+        if (net) {
+          // The GPU posts the chunk (its overhead) and goes on to the next; the proxy's NIC
+          // moves it meanwhile (merged 0: the post has paid the overhead).
+          prev = b.delay(b.protocol().overhead, {prev, slot}, post_label, i);
+          arrived[k % slots] = b.send(i, to, chunk_size(part, chunk, k), {prev}, flow, label, cap, false,
+                                      sim::Seconds{0.0}, 0).arrival;
+        } else {
+          const auto sent = b.send(i, to, chunk_size(part, chunk, k), {prev, slot}, flow, label, cap);
+          prev = sent.transfer;
+          arrived[k % slots] = sent.arrival;
+        }
       }
     }
   }
@@ -97,13 +117,22 @@ Estimate send_recv_closed_form(PlanBuilder& b, double base) {
       edges.push_back({i, (i + 1) % n, static_cast<std::uint32_t>(i * 64 + c), b.p2p_cap(i, (i + 1) % n, 1.0)});
   const auto rates = shared_rates(b, edges, b.protocol_cap());
   double last = 0.0;
+  const double o = b.protocol().overhead.count();
   for (std::size_t e = 0; e < edges.size(); ++e) {
     const double lat = b.step_latency(edges[e].from, edges[e].to).count();
+    const bool net = proxied(b, edges[e].from, edges[e].to);
     std::vector<double> arrived(slots, 0.0);
-    double sent = 0.0, arrival = 0.0;
+    double posted = 0.0, sent = 0.0, arrival = 0.0;
     for (int k = 0; k < loops; ++k) {
       const double slot = k >= slots ? arrived[k % slots] : 0.0;
-      sent = std::max(sent, slot) + b.protocol().overhead.count() + chunk_size(part, chunk, k).count() / rates[e];
+      const double wire = chunk_size(part, chunk, k).count() / rates[e];
+      if (net) {
+        // Posts every overhead; the wire takes the chunks one after another.
+        posted = std::max(posted, slot) + o;
+        sent = std::max(sent, posted) + wire;
+      } else {
+        sent = std::max(sent, slot) + o + wire;
+      }
       arrival = sent + lat;
       arrived[k % slots] = arrival;
     }
@@ -132,6 +161,24 @@ Estimate direct_closed_form(PlanBuilder& b, sim::Seconds launch) {
   return {sim::Seconds{t}, "base + (n-1) S/n / rate + step"};
 }
 
+// The largest send's protocol, by NCCL's rule for point-to-point operations (p2p_protocol);
+// the other protocol is refused, with the reason.
+std::optional<std::string> direct_why_not_protocol(const Machine& machine, const Problem& problem, Protocol protocol) {
+  sim::Bytes bytes = problem.size;
+  if (problem.op != Collective::send_recv) {
+    const int n = static_cast<int>(problem.ranks.size());
+    bytes = sim::Bytes{0.0};
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        if (i != j) bytes = std::max(bytes, all_to_all_piece(problem, i, j));
+  }
+  const Protocol rule = p2p_protocol(machine, problem, bytes);
+  if (protocol == rule) return std::nullopt;
+  return fmt::format("NCCL sends {} point to point with {}, not tuned: LL up to 16 KiB per channel "
+                     "(NCCL_P2P_LL_THRESHOLD), Simple above",
+                     sim::format_size(bytes), rule == Protocol::ll ? "LL" : "Simple");
+}
+
 double direct_plan_size(const Machine& machine, const Problem& problem, const Choice& choice) {
   const double n = static_cast<double>(problem.ranks.size());
   if (problem.op != Collective::send_recv) return n * (n - 1);
@@ -149,12 +196,13 @@ extern const AlgorithmDescriptor kDirectAlgorithm{
     .latency_row = Algorithm::ring,   // NCCL has no table for it: the ring's (one P2P step a send), unverified
     .collectives = {Collective::all_to_all, Collective::send_recv},
     .unimplemented = "direct implements all_to_all and send_recv only",
-    .protocols = {Protocol::ll, Protocol::ll128, Protocol::simple},
+    .protocols = {Protocol::ll, Protocol::simple},
     .nccl = {Collective::all_to_all, Collective::send_recv},
     .all = {Collective::all_to_all, Collective::send_recv},
     .aggregates = {},
     .nvlink_step_at_launch = false,
     .why_not = nullptr,
+    .why_not_protocol = direct_why_not_protocol,
     .expand = expand_direct,
     .closed_form = direct_closed_form,
     .plan_size = direct_plan_size,

@@ -1,5 +1,7 @@
 // Point-to-point channels, as NCCL splits a send (src/enqueue.cc addP2pToPlan,
 // src/graph/paths.cc ncclTopoComputeP2pChannels, src/init.cc p2pChunkSize):
+//   - a peer on another node: 2 channels (NCCL before 2.29, RCCL), or since NCCL 2.29 one per
+//     NIC of the GPU and at least its NICs' GB/s / NCCL_P2P_PER_CHANNEL_NET_BW (4 for 400G);
 //   - the communicator has p2pnChannels = pow2Up(min(channels, 32)) P2P channels; a peer may
 //     use up to pow2Up(the fewest channels any peer gets: 2 per NVLink for NVLink peers, else
 //     2), at most p2pnChannels;
@@ -8,6 +10,8 @@
 //     its parts exceed the maximum part (up to the per-peer limit);
 //   - parts: one node: step / 8 to step x 32; several nodes: step / 2 to step, where the step
 //     is the P2P chunk (512 KiB over NVLink in one node, 128 KiB over PCIe or the network).
+//   - the protocol is not tuned: LL where the operation's bytes are at most
+//     NCCL_P2P_LL_THRESHOLD (16 KiB, the default) per channel, else Simple; never LL128.
 // A P2P channel moves at most the architecture's p2p_channel_bw each way.
 #include <algorithm>
 #include <cmath>
@@ -30,6 +34,21 @@ int nvlinks_between(const Machine& m, topo::DeviceId a, topo::DeviceId b) {
   const auto route = m.route(a, b);
   if (route.empty()) return 1;
   return std::max(1, m.graph().link(route.front()).count);
+}
+
+// The channels NCCL gives a peer on another node (ncclTopoGetNchannels): 2 before 2.29 (and in
+// RCCL); since, max(the GPU's nearest NICs, divUp(their GB/s, p2p_net_channel_bw)), the GB/s
+// the NICs' line rate truncated to an integer as NCCL does.
+int net_peer_channels(const Machine& m, topo::DeviceId gpu) {
+  const sim::BytesPerSec per_channel = m.arch().p2p_net_channel_bw;
+  const auto nics = m.router().nearest_nics(gpu);
+  if (per_channel.is_unlimited() || nics.empty()) return 2;
+  double gbps = 0.0;
+  for (auto nic : nics)
+    for (auto l : m.graph().out_links(nic))
+      if (topo::is_network_tier(m.graph().link(l).tier)) gbps += m.graph().link(l).bandwidth.count() / 1e9;
+  const int need = static_cast<int>(std::ceil(std::floor(gbps) / (per_channel.count() / 1e9)));
+  return std::max(static_cast<int>(nics.size()), need);
 }
 
 }  // namespace
@@ -55,7 +74,7 @@ int p2p_channels(const Machine& machine, const Problem& problem, sim::Bytes byte
   const auto first = problem.ranks.front();
   for (int r = 1; r < ranks; ++r) {
     const auto peer = problem.ranks[r];
-    int n = 2;
+    int n = machine.node_of(peer) == machine.node_of(first) ? 2 : net_peer_channels(machine, first);
     if (machine.node_of(peer) == machine.node_of(first) && !machine.staged(first, peer) &&
         machine.tier_class(machine.route(first, peer)) == TierClass::nvlink)
       n = 2 * nvlinks_between(machine, first, peer);
@@ -85,6 +104,11 @@ sim::Bytes p2p_chunk(const Machine& machine, const Problem& problem, Protocol pr
   if (bytes < step) return step / 4.0;
   if (bytes < step * 8.0) return step / 2.0;
   return step;
+}
+
+Protocol p2p_protocol(const Machine& machine, const Problem& problem, sim::Bytes bytes) {
+  constexpr double kLlThreshold = 16384.0;   // NCCL_P2P_LL_THRESHOLD's default, bytes per channel
+  return bytes.count() <= p2p_channels(machine, problem, bytes) * kLlThreshold ? Protocol::ll : Protocol::simple;
 }
 
 }  // namespace wiresim::models

@@ -63,7 +63,7 @@ sim::Bytes size_of(const std::string& s) { return sim::parse_size(s); }
 ArchParams read_arch(const Reader& r, const Value& n, const std::string& where) {
   r.only_keys(n, {"channels", "nvls_channels", "nvls_efficiency", "ll_max", "ll128_per_channel",
                   "link_efficiency", "shm_bandwidth", "launch_overhead", "nvls_step_overhead", "channel_bw",
-                  "p2p_channel_bw", "nvlink_step_extra", "pxn"},
+                  "p2p_channel_bw", "p2p_net_channel_bw", "nvlink_step_extra", "pxn"},
               where);
   ArchParams a;
   a.channels = r.count(r.need(n, "channels", where), where + ".channels", 1, 64);
@@ -78,6 +78,8 @@ ArchParams read_arch(const Reader& r, const Value& n, const std::string& where) 
     a.channel_bw = r.scalar<sim::BytesPerSec>(*v, rate_of, where + ".channel_bw");
   if (const Value* v = input::find(n, "p2p_channel_bw"))
     a.p2p_channel_bw = r.scalar<sim::BytesPerSec>(*v, rate_of, where + ".p2p_channel_bw");
+  if (const Value* v = input::find(n, "p2p_net_channel_bw"))
+    a.p2p_net_channel_bw = r.scalar<sim::BytesPerSec>(*v, rate_of, where + ".p2p_net_channel_bw");
   if (const Value* v = input::find(n, "nvlink_step_extra")) {
     a.nvlink_step_extra = r.scalar<sim::Seconds>(*v, time_of, where + ".nvlink_step_extra");
     if (a.nvlink_step_extra.count() < 0.0 || a.nvlink_step_extra.count() > 1e-3)

@@ -61,6 +61,10 @@ struct ArchParams {
   // The same for a point-to-point channel (send/recv, all_to_all), one direction: the
   // threads of a P2P channel are split between its sends and its receives.
   sim::BytesPerSec p2p_channel_bw = sim::BytesPerSec::unlimited();
+  // What NCCL plans one point-to-point channel to move over the network (NCCL >= 2.29:
+  // NCCL_P2P_PER_CHANNEL_NET_BW): a peer on another node gets max(the GPU's NICs, their
+  // GB/s / this) channels. Unlimited where not given: 2, as NCCL before 2.29 and RCCL.
+  sim::BytesPerSec p2p_net_channel_bw = sim::BytesPerSec::unlimited();
   // Added to every step over NVLink-class links: what this architecture's hop costs beyond
   // NCCL's latency table (flag and data visibility through the switch).
   sim::Seconds nvlink_step_extra{0.0};

@@ -108,6 +108,8 @@ std::optional<std::string> why_not(const Machine& machine, const Problem& proble
   const AlgorithmDescriptor& d = descriptor(algorithm);
   if (!d.collectives.contains(op)) return fmt::format(fmt::runtime(d.unimplemented), to_string(op));
   if (!d.protocols.contains(protocol)) return protocol_refusal(d);
+  if (d.why_not_protocol)
+    if (auto reason = d.why_not_protocol(machine, problem, protocol)) return reason;
   if (!d.why_not) return std::nullopt;
   return d.why_not(machine, problem, ranks_by_node(machine, problem));
 }

@@ -84,6 +84,10 @@ double pipeline_units(sim::Bytes bytes, sim::Bytes chunk);
 TierClass p2p_tier(const Machine& machine, const Problem& problem);
 int p2p_channels(const Machine& machine, const Problem& problem, sim::Bytes bytes);
 sim::Bytes p2p_chunk(const Machine& machine, const Problem& problem, Protocol protocol, sim::Bytes bytes);
+// The protocol NCCL runs a point-to-point operation of `bytes` with: it does not tune it, but
+// takes LL where the bytes are at most NCCL_P2P_LL_THRESHOLD (16 KiB) per channel and Simple
+// above, never LL128 (addP2pToPlan).
+Protocol p2p_protocol(const Machine& machine, const Problem& problem, sim::Bytes bytes);
 
 // Ranks grouped by node, in rank order: groups[k] holds indices into problem.ranks.
 std::vector<std::vector<int>> ranks_by_node(const Machine& machine, const Problem& problem);

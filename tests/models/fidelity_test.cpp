@@ -115,3 +115,36 @@ TEST_CASE("NCCL's P2P channels for one send on HGX H100: 4 up to 64 MiB, doublin
   const double at256 = run_collective(m, p, tune(m, p, o).best, Method::simulate).busbw_GBps;
   CHECK(at256 > 3.0 * at64);
 }
+
+TEST_CASE("NCCL's point-to-point across nodes: LL to 16 KiB a channel, Simple above, 4 channels per 400G NIC, the NIC the bound") {
+  // src/enqueue.cc addP2pToPlan: the protocol is not tuned; src/graph/paths.cc (NCCL >= 2.29):
+  // a peer on another node gets max(1 NIC, divUp(50 GB/s, 14)) = 4 channels; before, 2.
+  const topo::LinkGraph g = topo::load_topology(testing::shipped("cluster-b200-ib.yaml"));   // 2 nodes
+  const Machine m(g, default_params());
+  Problem p{Collective::send_recv, sim::Bytes{256.0 * (1 << 20)}, g.gpus(), 0};
+  CHECK(p2p_channels(m, p, p.size) == 4);
+  Params older = default_params();
+  for (auto& entry : older.architectures) entry.second.p2p_net_channel_bw = sim::BytesPerSec::unlimited();
+  CHECK(p2p_channels(Machine(g, older), p, p.size) == 2);
+  // 16 KiB on one channel is LL; 64 KiB (still one channel: parts from 64 KiB) is Simple; never LL128.
+  CHECK(why_not(m, p, Algorithm::direct, Protocol::ll128).has_value());
+  for (double kib : {16.0, 64.0}) {
+    p.size = sim::Bytes{kib * 1024};
+    CAPTURE(kib);
+    CHECK(p2p_channels(m, p, p.size) == 1);
+    const Protocol expected = kib <= 16.0 ? Protocol::ll : Protocol::simple;
+    CHECK(tune(m, p, TunerOptions{}).best.protocol == expected);
+    CHECK(why_not(m, p, Algorithm::direct, expected == Protocol::ll ? Protocol::simple : Protocol::ll).has_value());
+  }
+  // 256 MiB: the GPUs post 128 KiB chunks every overhead and the proxy's NIC moves them, so the
+  // two ranks that cross nodes run at their NIC's rate (400 Gb/s x 0.96 = 48 GB/s), not at
+  // chunk / (overhead + chunk / rate) per channel; the closed form follows the same chain.
+  p.size = sim::Bytes{256.0 * (1 << 20)};
+  const Choice c = tune(m, p, TunerOptions{}).best;
+  CHECK(c.protocol == Protocol::simple);
+  const auto sim_run = run_collective(m, p, c, Method::simulate);
+  const double nic = 50e9 * m.arch().efficiency(topo::Tier::ib) / 1e9;
+  CHECK(sim_run.busbw_GBps <= nic * 1.0001);
+  CHECK(sim_run.busbw_GBps >= 0.97 * nic);
+  CHECK(run_collective(m, p, c, Method::analytic).time.count() == doctest::Approx(sim_run.time.count()).epsilon(0.005));
+}
