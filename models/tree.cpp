@@ -13,7 +13,8 @@
 // leaf-to-root path's step latencies, r the full link rate while the pipeline fills and
 // r_shared the rate once every GPU sends up and down at once, each edge's links shared by the
 // expected number of edges sending (closed_form.h, shared_rates' duty): within 6% of the
-// simulation on one node, 2.2-3.3% over 2 nodes, 1.4-1.7% over 8 (16 MiB, 1 GiB; Simple).
+// simulation on one node; across nodes (16 MiB, 1 GiB; Simple) −0.7/+3.1% on 2 nodes, −0.7/−2.6%
+// on 8 (docs/models.md: where the rest comes from).
 #include <algorithm>
 #include <cmath>
 
