@@ -37,11 +37,12 @@ void expand_all_to_all(PlanBuilder& b, Plan& plan) {
   const auto label = b.label("all-to-all send");
   // Every pair's send runs on its own P2P channels (as many as NCCL gives its bytes).
   const sim::BytesPerSec cap = b.protocol_cap() / static_cast<double>(n - 1);
+  const P2pShape shape = p2p_shape(b.machine(), b.problem());
   for (int i = 0; i < n; ++i)
     for (int d = 1; d < n; ++d) {
       const int j = (i + d) % n;
       const sim::Bytes bytes = all_to_all_piece(b.problem(), i, j);
-      const double channels = p2p_channels(b.machine(), b.problem(), bytes);
+      const double channels = p2p_channels(shape, bytes);
       b.send(i, j, bytes, {b.launch()}, static_cast<std::uint32_t>(i * n + d), label,
              std::min(cap, b.p2p_cap(i, j, channels)));
     }
@@ -150,11 +151,12 @@ Estimate direct_closed_form(PlanBuilder& b, sim::Seconds launch) {
   if (problem.op == Collective::send_recv) return send_recv_closed_form(b, launch.count());
   const int n = static_cast<int>(problem.ranks.size());
   std::vector<Edge> edges;
+  const P2pShape shape = p2p_shape(machine, problem);
   for (int i = 0; i < n; ++i)
     for (int d = 1; d < n; ++d) {
       const int j = (i + d) % n;
       edges.push_back({i, j, static_cast<std::uint32_t>(i * n + d),
-                       b.p2p_cap(i, j, p2p_channels(machine, problem, all_to_all_piece(problem, i, j)))});
+                       b.p2p_cap(i, j, p2p_channels(shape, all_to_all_piece(problem, i, j)))});
     }
   double t = launch.count();
   t += exchange_time(b, edges, b.protocol_cap() / static_cast<double>(n - 1));
@@ -164,9 +166,10 @@ Estimate direct_closed_form(PlanBuilder& b, sim::Seconds launch) {
 // The largest send's protocol, by NCCL's rule for point-to-point operations (p2p_protocol);
 // the other protocol is refused, with the reason.
 std::optional<std::string> direct_why_not_protocol(const Machine& machine, const Problem& problem, Protocol protocol) {
+  const int n = static_cast<int>(problem.ranks.size());
   sim::Bytes bytes = problem.size;
-  if (problem.op != Collective::send_recv) {
-    const int n = static_cast<int>(problem.ranks.size());
+  if (problem.op != Collective::send_recv && problem.matrix.empty()) bytes = problem.size / static_cast<double>(n);
+  if (problem.op != Collective::send_recv && !problem.matrix.empty()) {
     bytes = sim::Bytes{0.0};
     for (int i = 0; i < n; ++i)
       for (int j = 0; j < n; ++j)

@@ -65,36 +65,46 @@ TierClass p2p_tier(const Machine& machine, const Problem& problem) {
   return TierClass::nvlink;
 }
 
-int p2p_channels(const Machine& machine, const Problem& problem, sim::Bytes bytes) {
+P2pShape p2p_shape(const Machine& machine, const Problem& problem) {
   const int ranks = static_cast<int>(problem.ranks.size());
   const int channels = pow2_up(std::min(machine.arch().channels, 32));
   // The fewest channels any peer of the first rank gets (NCCL takes the minimum over pairs;
   // the ranks of a collective are alike).
   int per_peer = channels;
   const auto first = problem.ranks.front();
+  const int net_peer = net_peer_channels(machine, first);
   for (int r = 1; r < ranks; ++r) {
     const auto peer = problem.ranks[r];
-    int n = machine.node_of(peer) == machine.node_of(first) ? 2 : net_peer_channels(machine, first);
+    int n = machine.node_of(peer) == machine.node_of(first) ? 2 : net_peer;
     if (machine.node_of(peer) == machine.node_of(first) && !machine.staged(first, peer) &&
         machine.tier_class(machine.route(first, peer)) == TierClass::nvlink)
       n = 2 * nvlinks_between(machine, first, peer);
     per_peer = std::min(per_peer, n);
   }
-  const int max_channels = std::min(pow2_up(per_peer), channels);
-  int min_channels = max_channels;
-  while (min_channels * ranks > channels && min_channels > 1) min_channels /= 2;
+  P2pShape shape;
+  shape.max_channels = std::min(pow2_up(per_peer), channels);
+  shape.min_channels = shape.max_channels;
+  while (shape.min_channels * ranks > channels && shape.min_channels > 1) shape.min_channels /= 2;
   const TierClass tier = p2p_tier(machine, problem);
   const double step = machine.params().p2p_chunk[static_cast<int>(tier)].count();
   const bool multi_node = tier == TierClass::net;
-  const double min_part = multi_node ? step / 2 : step / 8;
-  const double max_part = multi_node ? step : step * 32;
-  int n = std::min(min_channels, std::max(1, static_cast<int>(std::ceil(bytes.count() / min_part))));
-  double part = std::max(min_part, std::ceil(bytes.count() / n));
-  while (part > max_part && n <= max_channels / 2) {
+  shape.min_part = multi_node ? step / 2 : step / 8;
+  shape.max_part = multi_node ? step : step * 32;
+  return shape;
+}
+
+int p2p_channels(const P2pShape& shape, sim::Bytes bytes) {
+  int n = std::min(shape.min_channels, std::max(1, static_cast<int>(std::ceil(bytes.count() / shape.min_part))));
+  double part = std::max(shape.min_part, std::ceil(bytes.count() / n));
+  while (part > shape.max_part && n <= shape.max_channels / 2) {
     n *= 2;
     part = std::ceil(bytes.count() / n);
   }
   return n;
+}
+
+int p2p_channels(const Machine& machine, const Problem& problem, sim::Bytes bytes) {
+  return p2p_channels(p2p_shape(machine, problem), bytes);
 }
 
 sim::Bytes p2p_chunk(const Machine& machine, const Problem& problem, Protocol protocol, sim::Bytes bytes) {

@@ -22,6 +22,7 @@ void expand_pairwise(PlanBuilder& b, Plan& plan) {
   // Aggregation (Choice::aggregation) merges k consecutive steps into one send to the
   // group's first peer: each step is still a permutation, with k pieces and k latencies.
   const int k = std::clamp(b.choice().aggregation, 1, n - 1);
+  const P2pShape shape = p2p_shape(b.machine(), b.problem());
   std::vector<sim::NodeId> prev_send(n, b.launch()), prev_recv(n, kNoNode), next_recv(n);
   for (int s = 1; s < n; s += k) {
     const int merged = std::min(k, n - s);
@@ -29,7 +30,7 @@ void expand_pairwise(PlanBuilder& b, Plan& plan) {
       const int j = (i + s) % n;
       sim::Bytes bytes{0.0};
       for (int m = 0; m < merged; ++m) bytes += all_to_all_piece(b.problem(), i, (i + s + m) % n);
-      const double channels = p2p_channels(b.machine(), b.problem(), bytes / static_cast<double>(merged));
+      const double channels = p2p_channels(shape, bytes / static_cast<double>(merged));
       const auto sent = b.send_merged(i, j, bytes, merged, 0,
                                       {prev_send[i], prev_recv[i]}, static_cast<std::uint32_t>(i * n + s),
                                       label, std::min(b.protocol_cap(), b.p2p_cap(i, j, channels)));
@@ -48,12 +49,13 @@ Estimate pairwise_closed_form(PlanBuilder& b, sim::Seconds launch) {
   const Problem& problem = b.problem();
   const int n = static_cast<int>(problem.ranks.size());
   double t = launch.count();
+  const P2pShape shape = p2p_shape(b.machine(), problem);
   for (int s = 1; s < n; ++s) {
     std::vector<Edge> edges;
     for (int i = 0; i < n; ++i) {
       const int j = (i + s) % n;
       edges.push_back({i, j, static_cast<std::uint32_t>(i * n + s),
-                       b.p2p_cap(i, j, p2p_channels(b.machine(), problem, all_to_all_piece(problem, i, j)))});
+                       b.p2p_cap(i, j, p2p_channels(shape, all_to_all_piece(problem, i, j)))});
     }
     t += exchange_time(b, edges, b.protocol_cap());
   }

@@ -83,6 +83,14 @@ double pipeline_units(sim::Bytes bytes, sim::Bytes chunk);
 // half of it for operations under one or eight chunks; LL/LL128: one protocol step of payload).
 TierClass p2p_tier(const Machine& machine, const Problem& problem);
 int p2p_channels(const Machine& machine, const Problem& problem, sim::Bytes bytes);
+// The same in two steps, for callers that ask for many sizes of one problem: what does not
+// depend on the bytes (a pass over the ranks), then the channels for `bytes`.
+struct P2pShape {
+  int max_channels = 1, min_channels = 1;   // a peer's limit; where an operation starts
+  double min_part = 0.0, max_part = 0.0;    // bytes per channel part
+};
+P2pShape p2p_shape(const Machine& machine, const Problem& problem);
+int p2p_channels(const P2pShape& shape, sim::Bytes bytes);
 sim::Bytes p2p_chunk(const Machine& machine, const Problem& problem, Protocol protocol, sim::Bytes bytes);
 // The protocol NCCL runs a point-to-point operation of `bytes` with: it does not tune it, but
 // takes LL where the bytes are at most NCCL_P2P_LL_THRESHOLD (16 KiB) per channel and Simple
