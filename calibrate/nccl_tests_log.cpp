@@ -196,6 +196,8 @@ void Reader::settings_line(const std::vector<Token>& t) {
     const std::string_view key = t[i].text;
     const auto value = to_number<long long>(t[i + 1].text);
     if (!value) continue;
+    if ((key == "nThread" || key == "nGpus") && (*value < 1 || *value > 1024))
+      fail(t[i + 1].column, fmt::format("{}: expected 1 to 1024, got {}", key, *value));
     if (key == "nThread") log_.n_threads = static_cast<int>(*value);
     else if (key == "nGpus") log_.n_gpus = static_cast<int>(*value);
     else if (key == "minBytes") log_.min_bytes = sim::Bytes(static_cast<double>(*value));

@@ -179,6 +179,15 @@ TEST_CASE("a root that is not a rank index is refused, not cast") {
   CHECK(error_of(kHeader + "64 16 float none -2 10.0 0.00 0.00 0 10.0 0.00 0.00 0\n").line() == 3);
 }
 
+TEST_CASE("thread and GPU counts out of range are refused, not multiplied") {
+  // The fuzzer found nThread 1444444444 nGpus 2: their product overflowed an int in rank_count.
+  const InputError huge = error_of("# nThread 1444444444 nGpus 2\n" + kHeader);
+  CHECK(huge.line() == 1);
+  CHECK(huge.column() == 11);
+  CHECK(huge.message().find("nThread: expected 1 to 1024, got 1444444444") != std::string::npos);
+  CHECK(error_of("# nThread 1 nGpus 0\n" + kHeader).message().find("nGpus: expected 1 to 1024") != std::string::npos);
+}
+
 TEST_CASE("logs are told apart from other files") {
   CHECK(looks_like_nccl_tests_log(kHeader));
   CHECK_FALSE(looks_like_nccl_tests_log("kind,src,dst\nh2d_pinned,host,gpu0\n"));
