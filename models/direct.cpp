@@ -77,10 +77,9 @@ void expand_send_recv(PlanBuilder& b, Plan& plan) {
         const auto flow = static_cast<std::uint32_t>(i * 64 + c);
         if (net) {
           // The GPU posts the chunk (its overhead) and goes on to the next; the proxy's NIC
-          // moves it meanwhile (merged 0: the post has paid the overhead).
+          // moves it meanwhile.
           prev = b.delay(b.protocol().overhead, {prev, slot}, post_label, i);
-          arrived[k % slots] = b.send(i, to, chunk_size(part, chunk, k), {prev}, flow, label, cap, false,
-                                      sim::Seconds{0.0}, 0).arrival;
+          arrived[k % slots] = b.send_posted(i, to, chunk_size(part, chunk, k), {prev}, flow, label, cap).arrival;
         } else {
           const auto sent = b.send(i, to, chunk_size(part, chunk, k), {prev, slot}, flow, label, cap);
           prev = sent.transfer;
@@ -166,15 +165,7 @@ Estimate direct_closed_form(PlanBuilder& b, sim::Seconds launch) {
 // The largest send's protocol, by NCCL's rule for point-to-point operations (p2p_protocol);
 // the other protocol is refused, with the reason.
 std::optional<std::string> direct_why_not_protocol(const Machine& machine, const Problem& problem, Protocol protocol) {
-  const int n = static_cast<int>(problem.ranks.size());
-  sim::Bytes bytes = problem.size;
-  if (problem.op != Collective::send_recv && problem.matrix.empty()) bytes = problem.size / static_cast<double>(n);
-  if (problem.op != Collective::send_recv && !problem.matrix.empty()) {
-    bytes = sim::Bytes{0.0};
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j)
-        if (i != j) bytes = std::max(bytes, all_to_all_piece(problem, i, j));
-  }
+  const sim::Bytes bytes = p2p_largest_send(problem);
   const Protocol rule = p2p_protocol(machine, problem, bytes);
   if (protocol == rule) return std::nullopt;
   return fmt::format("NCCL sends {} point to point with {}, not tuned: LL up to 16 KiB per channel "

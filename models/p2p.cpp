@@ -116,9 +116,24 @@ sim::Bytes p2p_chunk(const Machine& machine, const Problem& problem, Protocol pr
   return step;
 }
 
-Protocol p2p_protocol(const Machine& machine, const Problem& problem, sim::Bytes bytes) {
+Protocol p2p_protocol(const P2pShape& shape, sim::Bytes bytes) {
   constexpr double kLlThreshold = 16384.0;   // NCCL_P2P_LL_THRESHOLD's default, bytes per channel
-  return bytes.count() <= p2p_channels(machine, problem, bytes) * kLlThreshold ? Protocol::ll : Protocol::simple;
+  return bytes.count() <= p2p_channels(shape, bytes) * kLlThreshold ? Protocol::ll : Protocol::simple;
+}
+
+Protocol p2p_protocol(const Machine& machine, const Problem& problem, sim::Bytes bytes) {
+  return p2p_protocol(p2p_shape(machine, problem), bytes);
+}
+
+sim::Bytes p2p_largest_send(const Problem& problem) {
+  if (problem.op == Collective::send_recv) return problem.size;
+  const int n = static_cast<int>(problem.ranks.size());
+  if (problem.matrix.empty()) return problem.size / static_cast<double>(n);
+  sim::Bytes largest{0.0};
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (i != j) largest = std::max(largest, all_to_all_piece(problem, i, j));
+  return largest;
 }
 
 }  // namespace wiresim::models

@@ -232,6 +232,20 @@ PlanBuilder::Sent PlanBuilder::send(int from, int to, sim::Bytes payload,
                                     std::initializer_list<sim::NodeId> deps, std::uint32_t flow,
                                     sim::LabelId label, sim::BytesPerSec cap, bool reduce,
                                     sim::Seconds extra_arrival, int merged) {
+  return transfer(from, to, payload, deps, flow, label, cap, reduce, extra_arrival,
+                  protocol().overhead * static_cast<double>(merged));
+}
+
+PlanBuilder::Sent PlanBuilder::send_posted(int from, int to, sim::Bytes payload,
+                                           std::initializer_list<sim::NodeId> deps, std::uint32_t flow,
+                                           sim::LabelId label, sim::BytesPerSec cap) {
+  return transfer(from, to, payload, deps, flow, label, cap, false, sim::Seconds{0.0}, sim::Seconds{0.0});
+}
+
+PlanBuilder::Sent PlanBuilder::transfer(int from, int to, sim::Bytes payload,
+                                        std::initializer_list<sim::NodeId> deps, std::uint32_t flow,
+                                        sim::LabelId label, sim::BytesPerSec cap, bool reduce,
+                                        sim::Seconds extra_arrival, sim::Seconds overhead) {
   const Hop& h = hop(from, to, flow);
   // Host memory and sockets move wire bytes (LL's flags included): the SHM or socket rate
   // caps the wire.
@@ -243,9 +257,8 @@ PlanBuilder::Sent PlanBuilder::send(int from, int to, sim::Bytes payload,
   // The cap bounds payload bytes per second; on the wire that is cap / payload efficiency.
   const sim::BytesPerSec wire_cap = cap.is_unlimited() ? cap : cap / protocol().payload;
   // The channel's per-send overhead comes first, before the bytes flow (its latency).
-  const sim::NodeId t = plan_.dag.add_transfer_via(h.route, wire, protocol().overhead * static_cast<double>(merged),
-                                                   wire_cap, label, static_cast<std::uint32_t>(from),
-                                                   static_cast<std::uint32_t>(to));
+  const sim::NodeId t = plan_.dag.add_transfer_via(h.route, wire, overhead, wire_cap, label,
+                                                   static_cast<std::uint32_t>(from), static_cast<std::uint32_t>(to));
   for (auto d : deps) depend(d, t);
   sim::Seconds arrive = h.step_latency + extra_arrival;
   if (reduce) arrive += reduction_time(payload);

@@ -95,7 +95,11 @@ sim::Bytes p2p_chunk(const Machine& machine, const Problem& problem, Protocol pr
 // The protocol NCCL runs a point-to-point operation of `bytes` with: it does not tune it, but
 // takes LL where the bytes are at most NCCL_P2P_LL_THRESHOLD (16 KiB) per channel and Simple
 // above, never LL128 (addP2pToPlan).
+Protocol p2p_protocol(const P2pShape& shape, sim::Bytes bytes);
 Protocol p2p_protocol(const Machine& machine, const Problem& problem, sim::Bytes bytes);
+// The send whose bytes that rule reads for a whole operation: send_recv's one send,
+// all_to_all's largest piece (size / n, or the traffic matrix's largest off-diagonal entry).
+sim::Bytes p2p_largest_send(const Problem& problem);
 
 // Ranks grouped by node, in rank order: groups[k] holds indices into problem.ranks.
 std::vector<std::vector<int>> ranks_by_node(const Machine& machine, const Problem& problem);
@@ -128,6 +132,11 @@ class PlanBuilder {
   Sent send(int from, int to, sim::Bytes payload, std::initializer_list<sim::NodeId> deps,
             std::uint32_t flow, sim::LabelId label, sim::BytesPerSec cap, bool reduce = false,
             sim::Seconds extra_arrival = sim::Seconds{0.0}, int merged = 1);
+  // A send the GPU has already posted, its per-send overhead paid by a delay among `deps`:
+  // a network send that the proxy's NIC moves while the GPU posts the next one. The bytes
+  // start as soon as `deps` are met.
+  Sent send_posted(int from, int to, sim::Bytes payload, std::initializer_list<sim::NodeId> deps,
+                   std::uint32_t flow, sim::LabelId label, sim::BytesPerSec cap);
   // A transfer over explicit links (a multicast tree) with explicit step latency.
   Sent send_links(std::span<const sim::LinkId> links, int track, int peer, sim::Bytes payload,
                   std::initializer_list<sim::NodeId> deps, sim::Seconds arrival_latency,
@@ -203,6 +212,10 @@ class PlanBuilder {
     }
   };
   const Hop& hop(int from, int to, std::uint32_t flow);
+  // send() and send_posted(): the transfer starts `overhead` after its deps.
+  Sent transfer(int from, int to, sim::Bytes payload, std::initializer_list<sim::NodeId> deps, std::uint32_t flow,
+                sim::LabelId label, sim::BytesPerSec cap, bool reduce, sim::Seconds extra_arrival,
+                sim::Seconds overhead);
 
   const Machine& machine_;
   const Problem& problem_;

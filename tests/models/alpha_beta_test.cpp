@@ -24,7 +24,7 @@ struct Case {
 // a direct case runs with that one whatever it names.
 double relative_gap(const Machine& m, const Problem& p, Choice c) {
   if (c.algorithm == Algorithm::direct)
-    c.protocol = p2p_protocol(m, p, p.op == Collective::send_recv ? p.size : p.size / static_cast<double>(p.ranks.size()));
+    c.protocol = p2p_protocol(m, p, p2p_largest_send(p));
   const double simulated = run_collective(m, p, c, Method::simulate).time.count();
   const double formula = estimate(m, p, c).time.count();
   return std::abs(simulated - formula) / simulated;

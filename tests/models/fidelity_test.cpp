@@ -148,3 +148,23 @@ TEST_CASE("NCCL's point-to-point across nodes: LL to 16 KiB a channel, Simple ab
   CHECK(sim_run.busbw_GBps >= 0.97 * nic);
   CHECK(run_collective(m, p, c, Method::analytic).time.count() == doctest::Approx(sim_run.time.count()).epsilon(0.005));
 }
+
+TEST_CASE("an all_to_all's protocol is the rule's for its largest piece: size / n, or the matrix's largest entry") {
+  const topo::LinkGraph g = topo::load_topology(testing::shipped("cluster-b200-ib.yaml"));   // 2 nodes, 16 GPUs
+  const Machine m(g, default_params());
+  const int n = static_cast<int>(g.gpus().size());
+  Problem p{Collective::all_to_all, sim::Bytes{n * 8.0 * 1024}, g.gpus(), 0};   // 8 KiB to each peer
+  CHECK(p2p_largest_send(p).count() == doctest::Approx(8.0 * 1024));
+  CHECK(p2p_protocol(m, p, p2p_largest_send(p)) == Protocol::ll);
+  CHECK(tune(m, p, TunerOptions{}).best.protocol == Protocol::ll);
+  // 1 KiB to each peer, but rank 3 sends 1 MiB to rank 12: Simple for the whole operation, and the
+  // shape's overload agrees with the machine's.
+  p.matrix.assign(static_cast<std::size_t>(n * n), 1024.0);
+  p.matrix[3 * n + 12] = 1024.0 * 1024;
+  CHECK(p2p_largest_send(p).count() == doctest::Approx(1024.0 * 1024));
+  CHECK(p2p_protocol(p2p_shape(m, p), p2p_largest_send(p)) == Protocol::simple);
+  CHECK(tune(m, p, TunerOptions{}).best.protocol == Protocol::simple);
+  CHECK(why_not(m, p, Algorithm::direct, Protocol::ll).has_value());
+  p.op = Collective::send_recv;
+  CHECK(p2p_largest_send(p).count() == doctest::Approx(p.size.count()));
+}

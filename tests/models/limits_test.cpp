@@ -27,7 +27,7 @@ Problem problem_on(const topo::LinkGraph& g, Collective op, const char* size) {
 
 void expect_estimate_close(const Machine& m, const Problem& p, Choice c) {
   // NCCL fixes a send_recv's protocol (LL up to 16 KiB a channel, else Simple).
-  if (c.algorithm == Algorithm::direct && p.op == Collective::send_recv) c.protocol = p2p_protocol(m, p, p.size);
+  if (c.algorithm == Algorithm::direct && p.op == Collective::send_recv) c.protocol = p2p_protocol(m, p, p2p_largest_send(p));
   const double real = static_cast<double>(expand(m, p, c).dag.size());
   const double guess = estimate_plan(m, p, c).nodes;
   CAPTURE(to_string(p.op));
