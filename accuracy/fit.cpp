@@ -120,6 +120,10 @@ std::vector<FittedConstant> make_constants() {
       "architectures.blackwell.nvls_step_overhead", 20.0, {kB200Hgx8}, Region::ramp,
       "what each NVLS loop costs a GPU's reduce-scatter and all-gather streams on Blackwell",
       [](Params& p) -> sim::Seconds& { return arch(p, "blackwell").nvls_step_overhead; }));
+  out.push_back(time_constant(
+      "architectures.blackwell.nvls_start", 60.0, {kB200Hgx8}, Region::large,
+      "what an NVLS collective costs once before its first loop on Blackwell, beyond NCCL's latency table",
+      [](Params& p) -> sim::Seconds& { return arch(p, "blackwell").nvls_start; }));
   {
     FittedConstant c;
     c.name = "architectures.blackwell.nvls_efficiency";
@@ -242,6 +246,7 @@ FitReport fit(const std::vector<Prepared>& sets, const models::Params& start, co
   rep.objective_before = total(rep.params);
   for (int sweep = 0; sweep < options.max_sweeps; ++sweep) {
     bool moved = false;
+    rep.sweeps = sweep + 1;
     for (const auto* c : active) {
       const auto own = sets_of(*c);
       const auto at = [&](double v) {
@@ -281,7 +286,10 @@ FitReport fit(const std::vector<Prepared>& sets, const models::Params& start, co
         fmt::print(stderr, "fit: sweep {} {} = {} (its objective {:.2f})\n", sweep + 1, c->name, format_value(*c, value),
                    value_score);
     }
-    if (!moved) break;
+    if (!moved) {
+      rep.converged = true;
+      break;
+    }
   }
   rep.objective_after = total(rep.params);
   for (std::size_t i = 0; i < constants.size(); ++i) rep.constants[i].value = constants[i].get(rep.params);

@@ -53,7 +53,7 @@ enum class Loss { median, capped_mean };
 struct FitOptions {
   models::Method method = models::Method::simulate;
   Loss loss = Loss::median;
-  int max_sweeps = 4;
+  int max_sweeps = 4;                    // `validate --fit` runs up to 16 and says whether it converged
   std::set<std::string> exclude;         // data sets not to fit on (cross-validation)
   bool verbose = false;                  // progress on stderr
 };
@@ -67,6 +67,8 @@ struct FitReport {
   };
   std::vector<Value> constants;
   double objective_before = 0.0, objective_after = 0.0;   // sum of the constants' objectives
+  int sweeps = 0;                        // coordinate sweeps run
+  bool converged = false;                // the last sweep moved no constant
   models::Params params;                 // the fitted parameters
 };
 

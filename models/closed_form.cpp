@@ -141,6 +141,21 @@ std::vector<double> duty_shared_rates(const PlanBuilder& b, const std::vector<Ed
   return rates;
 }
 
+std::vector<sim::NodeId> nvls_start_nodes(PlanBuilder& b, int ranks) {
+  const sim::Seconds start = b.machine().arch().nvls_start;
+  if (start.count() <= 0.0) return std::vector<sim::NodeId>(ranks, b.launch());
+  const auto label = b.label("nvls start");
+  std::vector<sim::NodeId> out;
+  for (int r = 0; r < ranks; ++r) out.push_back(b.delay(start, {b.launch()}, label, r));
+  return out;
+}
+
+double nvls_period(int g, double part_time, double tau, double d) {
+  const double n = g;
+  const double both = (n + 1.0) * part_time + tau + (d - tau) * (d > tau ? (n - 1.0) / n : 1.0 / n);
+  return std::max(n * part_time + tau, both);
+}
+
 std::pair<double, double> switch_ports(const Machine& machine, const std::vector<topo::DeviceId>& ranks) {
   double bw = INFINITY, wire = 0.0;
   for (auto gpu : ranks) {

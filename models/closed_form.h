@@ -65,6 +65,19 @@ double tree_fill(const PlanBuilder& b, const TreeShape& tree, std::uint32_t flow
 // wire latency (s), which bound NVLS and NVLSTree.
 std::pair<double, double> switch_ports(const Machine& machine, const std::vector<topo::DeviceId>& ranks);
 
+// Each rank's first NVLS loop waits the architecture's nvls_start after the launch (a delay
+// per rank, labelled "nvls start"); the launch itself where that is 0. NVLS and NVLSTree both
+// start their streams here, and their closed forms add nvls_start once.
+std::vector<sim::NodeId> nvls_start_nodes(PlanBuilder& b, int ranks);
+
+// One NVLS all_reduce loop after the first, in the expansion's steady state (s): g GPUs on the
+// switch, each GPU port moving `part_time` = one part's wire bytes / B, `tau` the step overhead
+// after each stream's loop, `d` from a reduce-scatter's end to its all-gather's start (wire +
+// reduction). An uplink carries the g reduce-scatters and its own all-gather, a downlink the
+// reverse: if g parts take no longer than tau - d the streams alternate (g part + tau);
+// otherwise each runs alone at B/g for tau - d and both at B/(g+1) for the rest.
+double nvls_period(int g, double part_time, double tau, double d);
+
 // One ring pass, exactly as build_ring_pass schedules it, for rings whose hops differ (PIX
 // and SHM hops on a PCIe box, NVLink and NIC hops across nodes): each send starts once the
 // connection's previous send has left, its data has arrived (step 0 of a loop: the rank's

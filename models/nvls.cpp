@@ -8,9 +8,12 @@
 // NCCL's NVLS efficiency (0.85 on Hopper) scales the switch's throughput.
 //
 // Closed form (w: one part's wire bytes per loop, L loops, B the slowest switch port, λ the
-// wire latency up and down): all_reduce base + 2λ + ((n+1)·L + n − 1)·w/B + (L−1)·λ·(n−1)/n,
-// plus one step overhead per loop; all_gather / reduce_scatter base + n·L·w/B + (L−1)·τ +
-// max(last arrival, τ). Single-phase agrees with the simulation to 0.1%, all_reduce to 2%.
+// wire latency up and down, τ the step overhead, d = λ + the reduction): all_reduce base +
+// start + fill + (L−1)·period, where the period is n·w/B + τ when the two streams alternate and
+// (n+1)·w/B + τ − (τ − d)/n when they overlap (docs/models.md); all_gather / reduce_scatter
+// base + start + n·L·w/B + (L−1)·τ + max(last arrival, τ). Single-phase agrees with the
+// simulation to 0.1%; all_reduce to 0.2% on HGX H100 and B200 at 1 loop and at 11 loops and
+// more, 2.2% at 2 loops (the formula spreads the bytes evenly; tests in alpha_beta_test).
 #include <algorithm>
 #include <cmath>
 
@@ -81,7 +84,7 @@ void expand_nvls(PlanBuilder& b, Plan& plan) {
   const auto rs_label = b.label("nvls reduce-scatter");
   const auto ag_label = b.label("nvls all-gather");
   const sim::Seconds overhead = m.arch().nvls_step_overhead;
-  std::vector<sim::NodeId> prev_rs(n, b.launch()), prev_ag(n, b.launch());
+  std::vector<sim::NodeId> prev_rs = nvls_start_nodes(b, n), prev_ag = prev_rs;
   // A part's reduce-scatter may run at most `ahead` loops ahead of its all-gather: the
   // reduced chunk waits in a buffer until it is multicast (NCCL's NVLS buffer holds a few).
   constexpr int ahead = 2;
@@ -121,7 +124,7 @@ Estimate nvls_closed_form(PlanBuilder& b, sim::Seconds launch) {
   const Problem& problem = b.problem();
   const int n = static_cast<int>(problem.ranks.size());
   const sim::Bytes size = problem.size;
-  double t = launch.count();
+  double t = launch.count() + machine.arch().nvls_start.count();
   std::string formula;
   const int channels = machine.arch().nvls_channels;
   const sim::Bytes loop_bytes = nvls_chunk(machine, size, n) * (static_cast<double>(channels) * n);
@@ -131,25 +134,29 @@ Estimate nvls_closed_form(PlanBuilder& b, sim::Seconds launch) {
   // Every loop moves one part per rank; a part's wire bytes are its share over the efficiency.
   const double w = size.count() / loops / n / eff;
   if (problem.op == Collective::all_reduce) {
-    // Loops run in lock step: while a loop's reduced parts cross the switch (one wire
-    // latency) only reduce-scatters flow, leaving the downlinks (n-1)/n idle.
-    // Each loop's streams also pay the step overhead once (it overlaps the last arrival).
+    // The first loop: every part's reduce-scatter (n parts through each uplink), its wire and
+    // reduction, its all-gather (n parts through each downlink); the last all-gather ends with
+    // its wire or, where longer, its step overhead.
     const double tau = machine.arch().nvls_step_overhead.count();
-    t += 2.0 * wire + ((n + 1.0) * loops + n - 1.0) * w / bw + (loops - 1.0) * wire * (n - 1.0) / n +
-         b.reduction_time(sim::Bytes{w * eff}).count() + loops * tau;
-    formula = "2 wire + ((n+1) L + n - 1) x part/(eff x B) + (L-1) wire (n-1)/n";
+    const double red = b.reduction_time(sim::Bytes{w * eff}).count();
+    const double fill = wire + red + 2.0 * n * w / bw + std::max(wire, tau);
+    // Each further loop: the two streams' overlap (nvls_period; docs/models.md).
+    const double period = nvls_period(n, w / bw, tau, wire + red);
+    t += fill + (loops - 1.0) * period;
+    formula = "start + fill + (L-1) x max(n part/B + tau, (n+1) part/B + tau + (d - tau) x ((n-1)/n if d > tau, "
+              "else 1/n)); fill = wire + reduction + 2n part/B + max(wire, tau); d = wire + reduction";
   } else {
     // The last loop's arrival (wire, plus the reduction) overlaps its step overhead.
     const double tau = machine.arch().nvls_step_overhead.count();
     const double last = wire + (problem.op == Collective::reduce_scatter ? b.reduction_time(sim::Bytes{w * eff}).count() : 0.0);
     t += n * loops * w / bw + (loops - 1.0) * tau + std::max(last, tau);
-    formula = "n L x part/(eff x B) + (L-1) x step overhead + max(last arrival, step overhead)";
+    formula = "start + n L x part/(eff x B) + (L-1) x step overhead + max(last arrival, step overhead)";
   }
   return {sim::Seconds{t}, formula};
 }
 
 // Per rank and loop: the reduce-scatter and the all-gather, each send possibly followed by a
-// step-overhead delay (counted as half a send).
+// step-overhead delay (counted as half a send); and each rank's start delay.
 double nvls_plan_size(const Machine& machine, const Problem& problem, const Choice&) {
   const double n = static_cast<double>(problem.ranks.size());
   const double channels = std::max(1, machine.arch().nvls_channels);
@@ -157,7 +164,7 @@ double nvls_plan_size(const Machine& machine, const Problem& problem, const Choi
   const int heads = static_cast<int>(problem.ranks.size()) / std::max(1, nodes);
   const double loops = pipeline_units(problem.size, nvls_chunk(machine, problem.size, heads) *
                                                         (channels * std::max(1, heads)));
-  return 3 * n * loops;
+  return 3 * n * loops + n;
 }
 
 }  // namespace

@@ -119,7 +119,7 @@ void expand_nvls_tree(PlanBuilder& b, Plan& plan) {
   // The tree's network connections hold NCCL_STEPS chunks per channel (protocol slots):
   // that many loops may be in flight between a part's reduce-scatter and its all-gather.
   const int ahead = std::max(2, b.protocol().slots);
-  std::vector<sim::NodeId> prev_rs(n, b.launch()), prev_ag(n, b.launch());
+  std::vector<sim::NodeId> prev_rs = nvls_start_nodes(b, n), prev_ag = prev_rs;
   std::vector<std::vector<sim::NodeId>> gathered(n, std::vector<sim::NodeId>(ahead, kNoNode));
   std::vector<std::array<sim::NodeId, 2>> prev_up(n, {b.launch(), b.launch()});
   std::vector<std::array<std::vector<sim::NodeId>, 2>> prev_down(n);
@@ -199,7 +199,7 @@ Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   const int n = static_cast<int>(problem.ranks.size());
   const sim::Bytes size = problem.size;
   const auto by_node = ranks_by_node(machine, problem);
-  double t = launch.count();
+  double t = launch.count() + machine.arch().nvls_start.count();
   std::string formula;
   // Pipeline of L loops: the first fills every stage (reduce-scatter, D hops up, D down,
   // all-gather); then one loop per period, the slower of the NVLink side (g + 1 parts
@@ -273,7 +273,7 @@ Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   const int windows = (loops - 1) / ahead;
   const double window = pipe((loops - 1) % ahead) + windows * trip;
   t += std::max(pipe(loops - 1.0), window);
-  formula = fmt::format("base + max(pipe(L - 1), pipe((L - 1) mod slots) + ((L - 1) / slots) x round trip); "
+  formula = fmt::format("base + start + max(pipe(L - 1), pipe((L - 1) mod slots) + ((L - 1) / slots) x round trip); "
                         "pipe(k) = fill + NVLink period + (k - 1) x period; fill = 2 (g part/(eff B) + wire) + trees "
                         "hop by hop; NVLink period = (g+1) part/(eff B) + NVLS overhead; period = max(NVLink period, "
                         "o + part/2 / net rate); g = {}, D = {}, L = {}",
@@ -282,7 +282,8 @@ Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
 }
 
 // Per rank and loop: the reduce-scatter, the all-gather, a send up and a send down in each of
-// its two trees; each NVLS send may be followed by a step-overhead delay (half a send).
+// its two trees; each NVLS send may be followed by a step-overhead delay (half a send); and
+// each rank's start delay.
 double nvls_tree_plan_size(const Machine& machine, const Problem& problem, const Choice&) {
   const double n = static_cast<double>(problem.ranks.size());
   const double channels = std::max(1, machine.arch().nvls_channels);
@@ -290,7 +291,7 @@ double nvls_tree_plan_size(const Machine& machine, const Problem& problem, const
   const int heads = static_cast<int>(problem.ranks.size()) / std::max(1, nodes);
   const double loops = pipeline_units(problem.size, nvls_tree_chunk(machine, problem.size, nodes, heads) *
                                                         (channels * std::max(1, heads)));
-  return 7 * n * loops;
+  return 7 * n * loops + n;
 }
 
 }  // namespace

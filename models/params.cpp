@@ -62,7 +62,7 @@ sim::Bytes size_of(const std::string& s) { return sim::parse_size(s); }
 
 ArchParams read_arch(const Reader& r, const Value& n, const std::string& where) {
   r.only_keys(n, {"channels", "nvls_channels", "nvls_efficiency", "ll_max", "ll128_per_channel",
-                  "link_efficiency", "shm_bandwidth", "launch_overhead", "nvls_step_overhead", "channel_bw",
+                  "link_efficiency", "shm_bandwidth", "launch_overhead", "nvls_step_overhead", "nvls_start", "channel_bw",
                   "p2p_channel_bw", "p2p_net_channel_bw", "nvlink_step_extra", "pxn"},
               where);
   ArchParams a;
@@ -90,6 +90,10 @@ ArchParams read_arch(const Reader& r, const Value& n, const std::string& where) 
     a.nvls_step_overhead = r.scalar<sim::Seconds>(*v, time_of, where + ".nvls_step_overhead");
     if (a.nvls_step_overhead.count() < 0.0 || a.nvls_step_overhead.count() > 1e-3)
       r.fail(*v, where + ".nvls_step_overhead: expected 0 to 1ms");
+  }
+  if (const Value* v = input::find(n, "nvls_start")) {
+    a.nvls_start = r.scalar<sim::Seconds>(*v, time_of, where + ".nvls_start");
+    if (a.nvls_start.count() < 0.0 || a.nvls_start.count() > 1e-3) r.fail(*v, where + ".nvls_start: expected 0 to 1ms");
   }
   if (const Value* v = input::find(n, "launch_overhead")) {
     a.launch_overhead = r.scalar<sim::Seconds>(*v, time_of, where + ".launch_overhead");

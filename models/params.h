@@ -55,6 +55,11 @@ struct ArchParams {
   // all-gather streams beyond moving its bytes: the multimem and flag synchronisation through
   // the switch. Paid once per loop per stream, so small chunks lose more of the bandwidth.
   sim::Seconds nvls_step_overhead{0.0};
+  // What an NVLS collective costs once, before its first loop, beyond NCCL's latency table:
+  // every GPU's first multimem loads and stores wait for the switch's multicast group to be
+  // ready on all ranks. Measured as the intercept of an NVLS sweep (time = start + loops x
+  // step overhead + bytes / rate); 0 where not given.
+  sim::Seconds nvls_start{0.0};
   // What one ring/tree channel (one thread block) moves over NVLink-class links, wire bytes
   // per second: NCCL's per-channel graph bandwidth. Unlimited where not given.
   sim::BytesPerSec channel_bw = sim::BytesPerSec::unlimited();

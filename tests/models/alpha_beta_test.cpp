@@ -73,13 +73,22 @@ TEST_CASE("the tree's closed form adds phases the simulation overlaps: within 6%
     }
 }
 
-TEST_CASE("NVLS all_reduce overlaps its two phases less evenly than the formula says: within 2%") {
-  const topo::LinkGraph g = topo::load_topology(testing::shipped("hgx-h100.yaml"));
-  const Machine m(g, default_params());
-  for (double size : kSizes) {
-    const Problem p{Collective::all_reduce, sim::Bytes{size}, g.gpus(), 0};
-    const double gap = relative_gap(m, p, Choice{Algorithm::nvls, Protocol::simple, 16});
-    CHECK_MESSAGE(gap < 0.02, fmt::format("nvls at {} B: {:.2f}%", size, 100 * gap));
+TEST_CASE("NVLS all_reduce: the closed form's period is the two streams' overlap the simulation plays") {
+  // H100: the step overhead (3.5 us) is short beside a loop's bytes, so both streams run at
+  // once nearly all the time. B200: the overhead (12.1 us) is longer than the wire, so each
+  // loop's reduce-scatters and all-gathers first run alone at B/n for tau - d, then together at
+  // B/(n+1); the additive form (n+1) part/B + tau was 5.5% slow at 1 GiB. Within 0.2% at the
+  // sizes below; the largest gap is at 2 loops (4 MiB on B200, its second loop a third of the
+  // first: -2.2%), where the formula spreads the bytes evenly over the loops; 64 MiB on B200 (11
+  // loops) is 0.10% off.
+  for (const char* name : {"hgx-h100.yaml", "hgx-b200.yaml"}) {
+    const topo::LinkGraph g = topo::load_topology(testing::shipped(name));
+    const Machine m(g, default_params());
+    for (double size : kSizes) {
+      const Problem p{Collective::all_reduce, sim::Bytes{size}, g.gpus(), 0};
+      const double gap = relative_gap(m, p, Choice{Algorithm::nvls, Protocol::simple, 16});
+      CHECK_MESSAGE(gap < 2e-3, fmt::format("{}: nvls at {} B: {:.3f}%", name, size, 100 * gap));
+    }
   }
 }
 
