@@ -12,8 +12,9 @@
 // start + fill + (L−1)·period, where the period is n·w/B + τ when the two streams alternate and
 // (n+1)·w/B + τ − (τ − d)/n when they overlap (docs/models.md); all_gather / reduce_scatter
 // base + start + n·L·w/B + (L−1)·τ + max(last arrival, τ). Single-phase agrees with the
-// simulation to 0.1%; all_reduce to 0.2% on HGX H100 and B200 at 1 loop and at 11 loops and
-// more, 2.2% at 2 loops (the formula spreads the bytes evenly; tests in alpha_beta_test).
+// simulation to 0.1%; all_reduce to 0.2% on HGX H100 and B200 at the test's sizes
+// (alpha_beta_test), within 1% from 3 loops on, 2.2% at 2 loops (the formula spreads the bytes
+// evenly).
 #include <algorithm>
 #include <cmath>
 
