@@ -1,16 +1,18 @@
 // Direct point-to-point exchanges: all_to_all and send_recv, as NCCL posts them.
 //
 // all_to_all (nccl-tests size S = each rank's send buffer): rank i sends S/n to every j (or
-// the traffic matrix's bytes); all n(n−1) sends start at once, each on its own P2P channels,
-// and share the links (NCCL posts them as one group).
-// send_recv (as nccl-tests' sendrecv_perf): rank i sends S to rank i+1, in P2P chunks
-// pipelined through the connection's buffer; a send to another node is posted chunk by chunk
-// by the GPU and moved by the proxy's NIC meanwhile.
-// The protocol is NCCL's rule for point-to-point operations (p2p_protocol), not tuned.
+// the traffic matrix's bytes); all n(n−1) sends start at once (NCCL posts them as one group).
+// send_recv (as nccl-tests' sendrecv_perf): rank i sends S to rank i+1.
+// Every send is a point-to-point operation (P2pOp): its P2P channels (p2p_channels), each a
+// chain of P2P chunks pipelined through the connection's buffer slots, each chunk paying the
+// per-send overhead; a send to another node is posted chunk by chunk by the GPU and moved by
+// the proxy's NIC meanwhile. The protocol is NCCL's rule for point-to-point operations
+// (p2p_protocol), not tuned.
 //
-// Closed form: all_to_all base + (n−1)·S/(n·r) + λ (the largest send at its share, with a
-// traffic matrix); send_recv base + each channel's chain of chunks through its buffer slots
-// + λ. Both agree with the simulation where nothing else shares the links (tests: 0.1%).
+// Closed form: base + the slowest channel's chain, every channel of every send at its max-min
+// share of the links. It agrees with the simulation where nothing else shares the links
+// (tests: 0.1%); with a traffic matrix the simulation re-shares links as sends end, and the
+// closed form does not.
 #include <algorithm>
 #include <cmath>
 
@@ -31,135 +33,173 @@ bool proxied(const PlanBuilder& b, int i, int j) {
   return m.node_of(b.problem().ranks[i]) != m.node_of(b.problem().ranks[j]);
 }
 
-void expand_all_to_all(PlanBuilder& b, Plan& plan) {
-  const int n = static_cast<int>(b.problem().ranks.size());
-  const sim::Bytes uniform = b.problem().size / static_cast<double>(n);
-  const auto label = b.label("all-to-all send");
-  // Every pair's send runs on its own P2P channels (as many as NCCL gives its bytes).
+// One point-to-point operation as NCCL runs it (src/enqueue.cc addP2pToPlan, and the P2P
+// primitives): `bytes` from rank `from` to rank `to`, split over `channels` P2P channels, each
+// a chain of `chunk` chunks through its connection's buffer slots (NCCL_STEPS deep). Each
+// chunk pays the protocol's per-send overhead; each channel moves at most `cap`.
+struct P2pOp {
+  int from = 0, to = 0;
+  sim::Bytes bytes;
+  int channels = 1;
+  sim::Bytes chunk;
+  sim::BytesPerSec cap = sim::BytesPerSec::unlimited();
+  std::uint32_t flow = 0;   // channel c runs on ECMP path flow + c
+};
+
+// all_to_all's operations: rank i sends all_to_all_piece(i, j) to every j, all n(n−1) at
+// once (NCCL posts them as one group), each on the P2P channels its bytes get. A GPU's
+// protocol cap (LL's) is shared by its n − 1 sends and their channels.
+std::vector<P2pOp> all_to_all_ops(const PlanBuilder& b) {
+  const Problem& problem = b.problem();
+  const int n = static_cast<int>(problem.ranks.size());
+  const P2pShape shape = p2p_shape(b.machine(), problem);
   const sim::BytesPerSec cap = b.protocol_cap() / static_cast<double>(n - 1);
-  const P2pShape shape = p2p_shape(b.machine(), b.problem());
+  std::vector<P2pOp> ops;
+  ops.reserve(static_cast<std::size_t>(n) * static_cast<std::size_t>(n - 1));
   for (int i = 0; i < n; ++i)
     for (int d = 1; d < n; ++d) {
       const int j = (i + d) % n;
-      const sim::Bytes bytes = all_to_all_piece(b.problem(), i, j);
-      const double channels = p2p_channels(shape, bytes);
-      b.send(i, j, bytes, {b.launch()}, static_cast<std::uint32_t>(i * n + d), label,
-             std::min(cap, b.p2p_cap(i, j, channels)));
+      P2pOp op;
+      op.from = i;
+      op.to = j;
+      op.bytes = all_to_all_piece(problem, i, j);
+      op.channels = p2p_channels(shape, op.bytes);
+      op.chunk = p2p_chunk(b.machine().params(), shape, b.choice().protocol, op.bytes);
+      op.cap = std::min(cap / static_cast<double>(op.channels), b.p2p_cap(i, j, 1.0));
+      op.flow = static_cast<std::uint32_t>(i * n + d) * 64u;
+      ops.push_back(op);
     }
-  plan.steps = 1;
-  plan.shape = b.problem().matrix.empty()
-                   ? fmt::format("direct: {} sends of {}", n * (n - 1), sim::format_size(uniform))
-                   : fmt::format("direct: {} sends, sizes from the traffic matrix", n * (n - 1));
-  plan.loops = 1;
+  return ops;
 }
 
-void expand_send_recv(PlanBuilder& b, Plan& plan) {
-  const int n = static_cast<int>(b.problem().ranks.size());
-  const sim::Bytes total = b.problem().size;
-  const auto label = b.label("send/recv chunk");
-  // NCCL splits the operation over P2P channels, each a chain of chunks through its own
-  // connection buffer (NCCL_STEPS chunks deep).
-  const int channels = p2p_channels(b.machine(), b.problem(), total);
-  const sim::Bytes part = total / static_cast<double>(channels);
-  const sim::Bytes chunk = p2p_chunk(b.machine(), b.problem(), b.choice().protocol, total);
-  const int loops = chunk_count(part, chunk);
-  const int slots = std::max(2, b.protocol().slots);
-  const auto post_label = b.label("send/recv post");
+// send_recv's operations (as nccl-tests' sendrecv_perf): rank i sends the whole buffer to
+// rank i + 1.
+std::vector<P2pOp> send_recv_ops(const PlanBuilder& b) {
+  const Problem& problem = b.problem();
+  const int n = static_cast<int>(problem.ranks.size());
+  const P2pShape shape = p2p_shape(b.machine(), problem);
+  std::vector<P2pOp> ops;
   for (int i = 0; i < n; ++i) {
-    const int to = (i + 1) % n;
-    const sim::BytesPerSec cap = std::min(b.protocol_cap(), b.p2p_cap(i, to, 1.0));
-    const bool net = proxied(b, i, to);
-    for (int c = 0; c < channels; ++c) {
-      sim::NodeId prev = b.launch();
-      std::vector<sim::NodeId> arrived(slots, kNoNode);
-      for (int k = 0; k < loops; ++k) {
-        const sim::NodeId slot = k >= slots ? arrived[k % slots] : kNoNode;
-        const auto flow = static_cast<std::uint32_t>(i * 64 + c);
-        if (net) {
-          // The GPU posts the chunk (its overhead) and goes on to the next; the proxy's NIC
-          // moves it meanwhile.
-          prev = b.delay(b.protocol().overhead, {prev, slot}, post_label, i);
-          arrived[k % slots] = b.send_posted(i, to, chunk_size(part, chunk, k), {prev}, flow, label, cap).arrival;
-        } else {
-          const auto sent = b.send(i, to, chunk_size(part, chunk, k), {prev, slot}, flow, label, cap);
-          prev = sent.transfer;
-          arrived[k % slots] = sent.arrival;
-        }
+    P2pOp op;
+    op.from = i;
+    op.to = (i + 1) % n;
+    op.bytes = problem.size;
+    op.channels = p2p_channels(shape, op.bytes);
+    op.chunk = p2p_chunk(b.machine().params(), shape, b.choice().protocol, op.bytes);
+    op.cap = std::min(b.protocol_cap(), b.p2p_cap(i, op.to, 1.0));
+    op.flow = static_cast<std::uint32_t>(i) * 64u;
+    ops.push_back(op);
+  }
+  return ops;
+}
+
+std::vector<P2pOp> p2p_ops(const PlanBuilder& b) {
+  return b.problem().op == Collective::send_recv ? send_recv_ops(b) : all_to_all_ops(b);
+}
+
+// The operation's chains. A chunk waits for the previous one and for a free slot (the chunk
+// NCCL_STEPS before it has arrived). Within a node each chunk is one send (overhead, then the
+// wire); a send to another node is posted by the GPU (its overhead) and moved by the proxy's
+// NIC while the GPU posts the next.
+void expand_p2p_op(PlanBuilder& b, const P2pOp& op, sim::LabelId label, sim::LabelId post_label) {
+  const sim::Bytes part = op.bytes / static_cast<double>(op.channels);
+  const int loops = chunk_count(part, op.chunk);
+  const int slots = std::max(2, b.protocol().slots);
+  const bool net = proxied(b, op.from, op.to);
+  std::vector<sim::NodeId> arrived(static_cast<std::size_t>(slots));
+  for (int c = 0; c < op.channels; ++c) {
+    sim::NodeId prev = b.launch();
+    std::fill(arrived.begin(), arrived.end(), kNoNode);
+    const std::uint32_t flow = op.flow + static_cast<std::uint32_t>(c);
+    for (int k = 0; k < loops; ++k) {
+      const sim::NodeId slot = k >= slots ? arrived[k % slots] : kNoNode;
+      const sim::Bytes bytes = chunk_size(part, op.chunk, k);
+      if (net) {
+        prev = b.delay(b.protocol().overhead, {prev, slot}, post_label, op.from);
+        arrived[k % slots] = b.send_posted(op.from, op.to, bytes, {prev}, flow, label, op.cap).arrival;
+      } else {
+        const auto sent = b.send(op.from, op.to, bytes, {prev, slot}, flow, label, op.cap);
+        prev = sent.transfer;
+        arrived[k % slots] = sent.arrival;
       }
     }
   }
-  plan.steps = 1;
-  plan.loops = loops;
-  plan.shape = fmt::format("send/recv to the next rank over {} channel{}, {} chunk{} of {} each", channels,
-                           channels > 1 ? "s" : "", loops, loops > 1 ? "s" : "", sim::format_size(chunk));
 }
 
 void expand_direct(PlanBuilder& b, Plan& plan) {
-  if (b.problem().op == Collective::send_recv) expand_send_recv(b, plan);
-  else expand_all_to_all(b, plan);
-}
-
-// As expand_send_recv: P2P channels, each a chain of chunks back to back through its buffer
-// slots; each chunk pays the send overhead.
-Estimate send_recv_closed_form(PlanBuilder& b, double base) {
-  const Machine& machine = b.machine();
-  const Problem& problem = b.problem();
-  const int n = static_cast<int>(problem.ranks.size());
-  const sim::Bytes size = problem.size;
-  const int channels = p2p_channels(machine, problem, size);
-  const sim::Bytes part = size / static_cast<double>(channels);
-  const sim::Bytes chunk = p2p_chunk(machine, problem, b.choice().protocol, size);
-  const int loops = chunk_count(part, chunk);
-  const int slots = std::max(2, b.protocol().slots);
-  std::vector<Edge> edges;
-  for (int i = 0; i < n; ++i)
-    for (int c = 0; c < channels; ++c)
-      edges.push_back({i, (i + 1) % n, static_cast<std::uint32_t>(i * 64 + c), b.p2p_cap(i, (i + 1) % n, 1.0)});
-  const auto rates = shared_rates(b, edges, b.protocol_cap());
-  double last = 0.0;
-  const double o = b.protocol().overhead.count();
-  for (std::size_t e = 0; e < edges.size(); ++e) {
-    const double lat = b.step_latency(edges[e].from, edges[e].to).count();
-    const bool net = proxied(b, edges[e].from, edges[e].to);
-    std::vector<double> arrived(slots, 0.0);
-    double posted = 0.0, sent = 0.0, arrival = 0.0;
-    for (int k = 0; k < loops; ++k) {
-      const double slot = k >= slots ? arrived[k % slots] : 0.0;
-      const double wire = chunk_size(part, chunk, k).count() / rates[e];
-      if (net) {
-        // Posts every overhead; the wire takes the chunks one after another.
-        posted = std::max(posted, slot) + o;
-        sent = std::max(sent, posted) + wire;
-      } else {
-        sent = std::max(sent, slot) + o + wire;
-      }
-      arrival = sent + lat;
-      arrived[k % slots] = arrival;
-    }
-    last = std::max(last, arrival);
+  const bool a2a = b.problem().op == Collective::all_to_all;
+  const auto label = b.label(a2a ? "all-to-all chunk" : "send/recv chunk");
+  const auto post_label = b.label(a2a ? "all-to-all post" : "send/recv post");
+  const auto ops = p2p_ops(b);
+  int loops = 0;
+  for (const auto& op : ops) {
+    expand_p2p_op(b, op, label, post_label);
+    loops = std::max(loops, chunk_count(op.bytes / static_cast<double>(op.channels), op.chunk));
   }
-  double t = base;
-  t += last;
-  return {sim::Seconds{t},
-          fmt::format("base + {} channel(s) x {} chunks x (overhead + chunk / rate) + step", channels, loops)};
+  const P2pOp& first = ops.front();
+  const int n = static_cast<int>(b.problem().ranks.size());
+  plan.steps = 1;
+  plan.loops = loops;
+  const std::string chains = fmt::format("{} channel{}, {} chunk{} of {} each", first.channels,
+                                         first.channels > 1 ? "s" : "", loops, loops > 1 ? "s" : "",
+                                         sim::format_size(first.chunk));
+  if (!a2a)
+    plan.shape = fmt::format("send/recv to the next rank over {}", chains);
+  else if (b.problem().matrix.empty())
+    plan.shape = fmt::format("direct: {} sends of {}, each over {}", n * (n - 1),
+                             sim::format_size(first.bytes), chains);
+  else
+    plan.shape = fmt::format("direct: {} sends, sizes from the traffic matrix, as P2P chains", n * (n - 1));
 }
 
-Estimate direct_closed_form(PlanBuilder& b, sim::Seconds launch) {
-  const Machine& machine = b.machine();
-  const Problem& problem = b.problem();
-  if (problem.op == Collective::send_recv) return send_recv_closed_form(b, launch.count());
-  const int n = static_cast<int>(problem.ranks.size());
-  std::vector<Edge> edges;
-  const P2pShape shape = p2p_shape(machine, problem);
-  for (int i = 0; i < n; ++i)
-    for (int d = 1; d < n; ++d) {
-      const int j = (i + d) % n;
-      edges.push_back({i, j, static_cast<std::uint32_t>(i * n + d),
-                       b.p2p_cap(i, j, p2p_channels(shape, all_to_all_piece(problem, i, j)))});
+// When the last chunk of one channel of `op` arrives (s after the launch), the channel moving
+// at `rate` B/s, `latency` s a step: expand_p2p_op's chain, played chunk by chunk.
+double chain_time(const PlanBuilder& b, const P2pOp& op, double rate, double latency) {
+  const sim::Bytes part = op.bytes / static_cast<double>(op.channels);
+  const int loops = chunk_count(part, op.chunk);
+  const int slots = std::max(2, b.protocol().slots);
+  const bool net = proxied(b, op.from, op.to);
+  const double o = b.protocol().overhead.count();
+  std::vector<double> arrived(static_cast<std::size_t>(slots), 0.0);
+  double posted = 0.0, sent = 0.0, arrival = 0.0;
+  for (int k = 0; k < loops; ++k) {
+    const double slot = k >= slots ? arrived[k % slots] : 0.0;
+    const double wire = chunk_size(part, op.chunk, k).count() / rate;
+    if (net) {
+      // Posts every overhead; the wire takes the chunks one after another.
+      posted = std::max(posted, slot) + o;
+      sent = std::max(sent, posted) + wire;
+    } else {
+      sent = std::max(sent, slot) + o + wire;
     }
-  double t = launch.count();
-  t += exchange_time(b, edges, b.protocol_cap() / static_cast<double>(n - 1));
-  return {sim::Seconds{t}, "base + (n-1) S/n / rate + step"};
+    arrival = sent + latency;
+    arrived[k % slots] = arrival;
+  }
+  return arrival;
+}
+
+// Every channel of every operation at once, sharing the links max-min fairly (the chains of a
+// group run in lock step: all pay their overheads together and send together), each played
+// as its chain; the time is the last arrival.
+Estimate direct_closed_form(PlanBuilder& b, sim::Seconds launch) {
+  const auto ops = p2p_ops(b);
+  std::vector<Edge> edges;
+  std::vector<std::size_t> of;   // the operation of each edge
+  for (std::size_t o = 0; o < ops.size(); ++o)
+    for (int c = 0; c < ops[o].channels; ++c) {
+      edges.push_back({ops[o].from, ops[o].to, ops[o].flow + static_cast<std::uint32_t>(c), ops[o].cap});
+      of.push_back(o);
+    }
+  const auto rates = shared_rates(b, edges, sim::BytesPerSec::unlimited());
+  double last = 0.0;
+  for (std::size_t e = 0; e < edges.size(); ++e) {
+    const P2pOp& op = ops[of[e]];
+    last = std::max(last, chain_time(b, op, rates[e], b.step_latency(op.from, op.to).count()));
+  }
+  const P2pOp& first = ops.front();
+  return {sim::Seconds{launch.count() + last},
+          fmt::format("base + {} channel(s) x {} chunks x (overhead + chunk / rate) + step", first.channels,
+                      chunk_count(first.bytes / static_cast<double>(first.channels), first.chunk))};
 }
 
 // The largest send's protocol, by NCCL's rule for point-to-point operations (p2p_protocol);
@@ -174,12 +214,20 @@ std::optional<std::string> direct_why_not_protocol(const Machine& machine, const
 }
 
 double direct_plan_size(const Machine& machine, const Problem& problem, const Choice& choice) {
-  const double n = static_cast<double>(problem.ranks.size());
-  if (problem.op != Collective::send_recv) return n * (n - 1);
-  // P2P chunks over the operation's channels (expand_send_recv).
-  const double channels = p2p_channels(machine, problem, problem.size);
-  return n * channels *
-         chunk_count(problem.size / channels, p2p_chunk(machine, problem, choice.protocol, problem.size));
+  // One send per chunk of each channel of each operation (expand_p2p_op).
+  const P2pShape shape = p2p_shape(machine, problem);
+  const auto sends = [&](sim::Bytes bytes) {
+    const double channels = p2p_channels(shape, bytes);
+    return channels * pipeline_units(bytes / channels, p2p_chunk(machine.params(), shape, choice.protocol, bytes));
+  };
+  const int n = static_cast<int>(problem.ranks.size());
+  if (problem.op == Collective::send_recv) return n * sends(problem.size);
+  if (problem.matrix.empty()) return static_cast<double>(n) * (n - 1) * sends(problem.size / static_cast<double>(n));
+  double total = 0.0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (i != j) total += sends(all_to_all_piece(problem, i, j));
+  return total;
 }
 
 }  // namespace

@@ -88,6 +88,7 @@ P2pShape p2p_shape(const Machine& machine, const Problem& problem) {
   const TierClass tier = p2p_tier(machine, problem);
   const double step = machine.params().p2p_chunk[static_cast<int>(tier)].count();
   const bool multi_node = tier == TierClass::net;
+  shape.step = step;
   shape.min_part = multi_node ? step / 2 : step / 8;
   shape.max_part = multi_node ? step : step * 32;
   return shape;
@@ -107,13 +108,17 @@ int p2p_channels(const Machine& machine, const Problem& problem, sim::Bytes byte
   return p2p_channels(p2p_shape(machine, problem), bytes);
 }
 
-sim::Bytes p2p_chunk(const Machine& machine, const Problem& problem, Protocol protocol, sim::Bytes bytes) {
-  const ProtocolParams& proto = machine.params().protocol(protocol);
+sim::Bytes p2p_chunk(const Params& params, const P2pShape& shape, Protocol protocol, sim::Bytes bytes) {
+  const ProtocolParams& proto = params.protocol(protocol);
   if (protocol != Protocol::simple) return proto.step * proto.payload;
-  const sim::Bytes step = machine.params().p2p_chunk[static_cast<int>(p2p_tier(machine, problem))];
+  const sim::Bytes step{shape.step};
   if (bytes < step) return step / 4.0;
   if (bytes < step * 8.0) return step / 2.0;
   return step;
+}
+
+sim::Bytes p2p_chunk(const Machine& machine, const Problem& problem, Protocol protocol, sim::Bytes bytes) {
+  return p2p_chunk(machine.params(), p2p_shape(machine, problem), protocol, bytes);
 }
 
 Protocol p2p_protocol(const P2pShape& shape, sim::Bytes bytes) {

@@ -88,10 +88,12 @@ int p2p_channels(const Machine& machine, const Problem& problem, sim::Bytes byte
 struct P2pShape {
   int max_channels = 1, min_channels = 1;   // a peer's limit; where an operation starts
   double min_part = 0.0, max_part = 0.0;    // bytes per channel part
+  double step = 0.0;                        // the P2P chunk of the operation's tier (bytes)
 };
 P2pShape p2p_shape(const Machine& machine, const Problem& problem);
 int p2p_channels(const P2pShape& shape, sim::Bytes bytes);
 sim::Bytes p2p_chunk(const Machine& machine, const Problem& problem, Protocol protocol, sim::Bytes bytes);
+sim::Bytes p2p_chunk(const Params& params, const P2pShape& shape, Protocol protocol, sim::Bytes bytes);
 // The protocol NCCL runs a point-to-point operation of `bytes` with: it does not tune it, but
 // takes LL where the bytes are at most NCCL_P2P_LL_THRESHOLD (16 KiB) per channel and Simple
 // above, never LL128 (addP2pToPlan).

@@ -62,6 +62,14 @@ models::Params scoped_params(const ModelFit& f, const Prepared& target) {
   return p;
 }
 
+// Whether the fit's parameters reach `target` (its scope covers the target's collective and
+// reach, or it has no scope).
+bool covers(const ModelFit& f, const Prepared& target) {
+  models::Params p = models::default_params();
+  const auto [op, spans] = problem_scope(target);
+  return apply_parameters(p, f.overlay, op, spans);
+}
+
 }  // namespace
 
 TEST_CASE("a synthetic log made with known parameters is fitted back to them within 2%") {
@@ -166,7 +174,9 @@ TEST_CASE("calibrated on one log of a cluster, wiresim predicts another log of i
   // overheads to ~17-20 us and worsened the 1-node logs (allgather 3.5 -> 4.7 %); those pairs are
   // in the groups below now and leave their partners as they were. Left out for time: the H100
   // i290 2-node logs as sources (28 s each), B200's sendrecv logs as sources (24 s on one node,
-  // 247 s on two), GB200's 64-GPU alltoall (a 585 s fit).
+  // 247 s on two), GB200's 64-GPU alltoall (a 585 s fit), and the 2-node alltoall logs (B200's
+  // and MI355X's: each of their P2P chunks is simulated, a fit of minutes).
+  // A pair outside the fit's scope is unchanged by construction and is not simulated again.
   struct Group {
     std::vector<std::string> sets;
     std::vector<std::size_t> sources;   // indices into sets
@@ -184,12 +194,12 @@ TEST_CASE("calibrated on one log of a cluster, wiresim predicts another log of i
        {0, 1}},
       {{"mi355x_1node8_allreduce_prasadnair-alibaba.csv", "mi355x_1node8_alltoall_prasadnair-alibaba.csv",
         "mi355x_2node16_pollara400_alltoall_prasadnair-alibaba.csv"},
-       {0, 1, 2}},
+       {0, 1}},
       {{"b200_hgx8_allgather_vultr-poc.csv", "b200_hgx8_allreduce_vultr-poc.csv", "b200_hgx8_reducescatter_vultr-poc.csv",
         "b200_hgx8_alltoall_vultr-poc.csv", "b200_hgx8_sendrecv_vultr-poc.csv", "b200_2node16_allgather_vultr-poc.csv",
         "b200_2node16_reducescatter_vultr-poc.csv", "b200_2node16_alltoall_vultr-poc.csv",
         "b200_2node16_sendrecv_vultr-poc.csv"},
-       {0, 1, 2, 3, 5, 6, 7}},
+       {0, 1, 2, 3, 5, 6}},
       {{"h100_hgx8_alltoall_xxrjun-nccl-tests-cluster.csv", "h100_hgx8_sendrecv_xxrjun-nccl-tests-cluster.csv"}, {0, 1}},
   };
   int improved = 0, unchanged = 0;
@@ -205,7 +215,10 @@ TEST_CASE("calibrated on one log of a cluster, wiresim predicts another log of i
         const std::string& to = sets[j].name;
         CAPTURE(from);
         CAPTURE(to);
-        const double after = median_error(sets[j], scoped_params(f, sets[j]));
+        // Outside the fit's scope, and with no measured tier, the overlay leaves every
+        // parameter as built in: the same prediction, not simulated again.
+        const bool same = !covers(f, sets[j]) && f.overlay.tiers.empty();
+        const double after = same ? before[j] : median_error(sets[j], scoped_params(f, sets[j]));
         CAPTURE(before[j]);
         CAPTURE(after);
         if (after == before[j]) {
