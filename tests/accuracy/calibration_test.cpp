@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <optional>
 #include <sstream>
 #include <tuple>
 
@@ -174,9 +175,12 @@ TEST_CASE("calibrated on one log of a cluster, wiresim predicts another log of i
   // overheads to ~17-20 us and worsened the 1-node logs (allgather 3.5 -> 4.7 %); those pairs are
   // in the groups below now and leave their partners as they were. Left out for time: the H100
   // i290 2-node logs as sources (28 s each), B200's sendrecv logs as sources (24 s on one node,
-  // 247 s on two), GB200's 64-GPU alltoall (a 585 s fit), and the 2-node alltoall logs (B200's
-  // and MI355X's: each of their P2P chunks is simulated, a fit of minutes).
-  // A pair outside the fit's scope is unchanged by construction and is not simulated again.
+  // 247 s on two), GB200's 64-GPU alltoall (a 585 s fit), and the NVIDIA alltoall logs and
+  // MI355X's 2-node one (each P2P chunk is simulated: B200's 1-node fit takes 60 s, H100
+  // xxrjun's 11 s; the test below fits that one and checks its scope). Every pair of theirs
+  // here was across families or reaches, so unchanged.
+  // A pair outside the fit's scope (with no measured tier) is unchanged by construction: it is
+  // counted, not simulated again.
   struct Group {
     std::vector<std::string> sets;
     std::vector<std::size_t> sources;   // indices into sets
@@ -199,14 +203,18 @@ TEST_CASE("calibrated on one log of a cluster, wiresim predicts another log of i
         "b200_hgx8_alltoall_vultr-poc.csv", "b200_hgx8_sendrecv_vultr-poc.csv", "b200_2node16_allgather_vultr-poc.csv",
         "b200_2node16_reducescatter_vultr-poc.csv", "b200_2node16_alltoall_vultr-poc.csv",
         "b200_2node16_sendrecv_vultr-poc.csv"},
-       {0, 1, 2, 3, 5, 6}},
-      {{"h100_hgx8_alltoall_xxrjun-nccl-tests-cluster.csv", "h100_hgx8_sendrecv_xxrjun-nccl-tests-cluster.csv"}, {0, 1}},
+       {0, 1, 2, 5, 6}},
+      {{"h100_hgx8_alltoall_xxrjun-nccl-tests-cluster.csv", "h100_hgx8_sendrecv_xxrjun-nccl-tests-cluster.csv"}, {1}},
   };
   int improved = 0, unchanged = 0;
   for (const auto& group : groups) {
     const auto sets = shipped(group.sets);
-    std::vector<double> before;
-    for (const auto& s : sets) before.push_back(median_error(s, models::default_params()));
+    // Each set's built-in error, simulated when a pair first needs it.
+    std::vector<std::optional<double>> built_in(sets.size());
+    const auto before = [&](std::size_t j) {
+      if (!built_in[j]) built_in[j] = median_error(sets[j], models::default_params());
+      return *built_in[j];
+    };
     for (std::size_t i : group.sources) {
       const ModelFit f = fit_model({sets[i]}, 3, models::Method::simulate, models::default_params());
       for (std::size_t j = 0; j < sets.size(); ++j) {
@@ -215,17 +223,19 @@ TEST_CASE("calibrated on one log of a cluster, wiresim predicts another log of i
         const std::string& to = sets[j].name;
         CAPTURE(from);
         CAPTURE(to);
-        // Outside the fit's scope, and with no measured tier, the overlay leaves every
-        // parameter as built in: the same prediction, not simulated again.
-        const bool same = !covers(f, sets[j]) && f.overlay.tiers.empty();
-        const double after = same ? before[j] : median_error(sets[j], scoped_params(f, sets[j]));
-        CAPTURE(before[j]);
+        if (!covers(f, sets[j]) && f.overlay.tiers.empty()) {
+          ++unchanged;   // outside the fit's scope, and no measured tier: the built-in parameters
+          continue;
+        }
+        const double was = before(j);
+        const double after = median_error(sets[j], scoped_params(f, sets[j]));
+        CAPTURE(was);
         CAPTURE(after);
-        if (after == before[j]) {
+        if (after == was) {
           ++unchanged;   // the fit moved nothing this log depends on: the same prediction
         } else {
-          CHECK((after < before[j] || (before[j] < 1.0 && after <= before[j] + 0.25)));
-          improved += after < before[j] ? 1 : 0;
+          CHECK((after < was || (was < 1.0 && after <= was + 0.25)));
+          improved += after < was ? 1 : 0;
         }
       }
     }
