@@ -17,6 +17,7 @@
 #include "accuracy/runner.h"
 #include "accuracy/stats.h"
 #include "input/input_error.h"
+#include "tests/approx.h"
 
 using namespace wiresim;
 using namespace wiresim::accuracy;
@@ -99,19 +100,19 @@ TEST_CASE("regions split sizes at 64 KiB and 256 MiB; the bias is the signed med
   const Result r = result_of({{8, 10}, {1024, 20}, {4096, -5}, {1 << 20, 30}, {1 << 30, -4}, {2.0 * (1 << 30), -6}});
   const Stats floor = stats(r, Region::floor);
   CHECK(floor.count == 3);
-  CHECK(floor.median_abs == doctest::Approx(10.0));
-  CHECK(floor.bias == doctest::Approx(10.0));
-  CHECK(floor.max_abs == doctest::Approx(20.0));
-  CHECK(stats(r, Region::ramp).bias == doctest::Approx(30.0));
-  CHECK(stats(r, Region::plateau).bias == doctest::Approx(-5.0));
+  CHECK(floor.median_abs == rel_approx(10.0));
+  CHECK(floor.bias == rel_approx(10.0));
+  CHECK(floor.max_abs == rel_approx(20.0));
+  CHECK(stats(r, Region::ramp).bias == rel_approx(30.0));
+  CHECK(stats(r, Region::plateau).bias == rel_approx(-5.0));
   CHECK(std::isnan(stats(result_of({{8, 1}}), Region::plateau).bias));
   // Two sets: medians |e| 10 and 5 -> median of medians 7.5; one above 15 % none.
   const std::vector<Result> two{result_of({{8, 10}, {16, -10}}), result_of({{8, 5}})};
   const Summary s = summarise(two, [](const Result&) { return true; });
   CHECK(s.sets == 2);
-  CHECK(s.median_of_medians == doctest::Approx(7.5));
+  CHECK(s.median_of_medians == rel_approx(7.5));
   CHECK(s.above15 == 0);
-  CHECK(s.regions[0].bias == doctest::Approx(5.0));   // floor: -10, 5, 10
+  CHECK(s.regions[0].bias == rel_approx(5.0));   // floor: -10, 5, 10
 }
 
 TEST_CASE("write_fitted rewrites exactly the tagged values, every line that carries the tag") {

@@ -8,6 +8,7 @@
 #include "accuracy/bands.h"
 #include "accuracy/dataset.h"
 #include "input/input_error.h"
+#include "tests/approx.h"
 #include "topologies/builder.h"
 
 using namespace wiresim;
@@ -58,12 +59,12 @@ TEST_CASE("a band is the 10th and 90th percentile of measured / predicted time, 
   const ErrorBands b = compute_bands({ramp, other});
   const Band r = b.at("x", 1 << 20);
   CHECK(r.points == 11);
-  CHECK(r.low == doctest::Approx(1.1));
-  CHECK(r.high == doctest::Approx(1.9));
+  CHECK(r.low == rel_approx(1.1));
+  CHECK(r.high == rel_approx(1.9));
   const Band f = b.at("x", 1024);
   CHECK(f.points == 1);
-  CHECK(f.low == doctest::Approx(0.5));
-  CHECK(f.high == doctest::Approx(0.5));
+  CHECK(f.low == rel_approx(0.5));
+  CHECK(f.high == rel_approx(0.5));
   // No plateau point: the class's band over every size (12 points) answers, and says so.
   const Band p = b.at("x", 1e9);
   CHECK(p.points == 12);
@@ -72,14 +73,14 @@ TEST_CASE("a band is the 10th and 90th percentile of measured / predicted time, 
   // twelve ratios; the 90th percentile lies at 0.9 x 11 = 9.9, between 1.9 and 2.0: 1.99.
   const Band any = b.at("nope", 1 << 20);
   CHECK(any.points == 12);
-  CHECK(any.high == doctest::Approx(1.99));
+  CHECK(any.high == rel_approx(1.99));
   CHECK(any.source.find("no checked data of class nope") != std::string::npos);
   CHECK_THROWS_AS(ErrorBands{}.at("x", 1e6), input::InputError);
 
   // Written and read back: the same numbers (to the 3 decimals written).
   const ErrorBands back = read_bands(write_bands(b, "# test\n"), "t.yaml");
-  CHECK(back.at("x", 1 << 20).low == doctest::Approx(1.1));
-  CHECK(back.at("x", 1 << 20).high == doctest::Approx(1.9));
+  CHECK(back.at("x", 1 << 20).low == rel_approx(1.1));
+  CHECK(back.at("x", 1 << 20).high == rel_approx(1.9));
   CHECK(back.at("x", 1e9).points == 12);
 }
 

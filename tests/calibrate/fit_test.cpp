@@ -8,6 +8,7 @@
 
 #include "calibrate/fit.h"
 #include "calibrate/fit_groups.h"
+#include "tests/approx.h"
 
 using namespace wiresim::calibrate;
 using wiresim::sim::Bytes;
@@ -42,8 +43,8 @@ bool has_warning(const AlphaBetaFit& f, const std::string& text) {
 TEST_CASE("noise-free data is fitted exactly") {
   const auto points = synthetic(Seconds{2e-6}, BytesPerSec{50e9}, 0.0, 1);
   const AlphaBetaFit f = fit_alpha_beta(points);
-  CHECK(f.alpha.count() == doctest::Approx(2e-6).epsilon(1e-9));
-  CHECK(f.beta.count() == doctest::Approx(50e9).epsilon(1e-9));
+  CHECK(f.alpha.count() == rel_approx(2e-6).epsilon(1e-9));
+  CHECK(f.beta.count() == rel_approx(50e9).epsilon(1e-9));
   CHECK(f.rms_residual < 1e-9);
   CHECK(f.warnings.empty());
 }
@@ -115,7 +116,7 @@ TEST_CASE("zero-byte measurements (kernel launch) fit α alone") {
   const std::vector<FitPoint> points = {{Bytes{0}, Seconds{4.1e-6}}, {Bytes{0}, Seconds{3.9e-6}},
                                         {Bytes{0}, Seconds{4.0e-6}}};
   const AlphaBetaFit f = fit_alpha_beta(points);
-  CHECK(f.alpha.count() == doctest::Approx(4.0e-6).epsilon(0.01));
+  CHECK(f.alpha.count() == rel_approx(4.0e-6).epsilon(0.01));
   CHECK(f.beta.is_unlimited());
   CHECK_FALSE(f.beta_identifiable);
   CHECK(f.predict(Bytes{1e9}).count() == f.alpha.count());
@@ -133,7 +134,7 @@ TEST_CASE("a collective fit on a real log: β is the bus bandwidth") {
   const FitGroup g = group_from_log(log);
   // 25 sizes, out-of-place and in-place; all_reduce on 8 ranks: factor 2·7/8.
   CHECK(g.points.size() == 50);
-  CHECK(g.bus_factor == doctest::Approx(1.75));
+  CHECK(g.bus_factor == rel_approx(1.75));
   const AlphaBetaFit f = fit_alpha_beta(g.points);
   MESSAGE("V100 all_reduce: α " << f.alpha.us() << " us, busbw " << f.beta.gbps() << " GB/s, rms "
                                 << f.rms_residual);

@@ -5,6 +5,7 @@
 
 #include "calibrate/nccl_tests_log.h"
 #include "input/input_error.h"
+#include "tests/approx.h"
 
 using namespace wiresim::calibrate;
 using wiresim::input::Collective;
@@ -56,13 +57,13 @@ TEST_CASE("legacy 2019 log: no Group, no root column, an error column") {
   CHECK(first.size.count() == 8.0);
   CHECK(first.count == 2);
   CHECK_FALSE(first.root.has_value());
-  CHECK(first.out_of_place.time.us() == doctest::Approx(48.46));
-  CHECK(*first.out_of_place.wrong == doctest::Approx(1e-7));
+  CHECK(first.out_of_place.time.us() == rel_approx(48.46));
+  CHECK(*first.out_of_place.wrong == rel_approx(1e-7));
   const NcclTestsRow& last = log.rows.back();
   CHECK(last.size.count() == 134217728.0);
-  CHECK(last.out_of_place.busbw_gbps == doctest::Approx(129.14));
-  CHECK(last.in_place->time.us() == doctest::Approx(1821.9));
-  CHECK(log.avg_busbw_gbps == doctest::Approx(25.9598));
+  CHECK(last.out_of_place.busbw_gbps == rel_approx(129.14));
+  CHECK(last.in_place->time.us() == rel_approx(1821.9));
+  CHECK(log.avg_busbw_gbps == rel_approx(25.9598));
 }
 
 TEST_CASE("2.13-era 2-node log: 16 ranks on two hosts, sizes up to 16 GiB") {
@@ -80,13 +81,13 @@ TEST_CASE("2.13-era 2-node log: 16 ranks on two hosts, sizes up to 16 GiB") {
   CHECK(log.ranks[9].device_name == "NVIDIA H100 80GB HBM3");
   CHECK(log.command.find("all_reduce_perf -b 8 -e 16384M") != std::string::npos);
   CHECK(log.rows[0].line == 26);
-  CHECK(log.rows[0].out_of_place.time.us() == doctest::Approx(172.7));
+  CHECK(log.rows[0].out_of_place.time.us() == rel_approx(172.7));
   CHECK(log.rows[0].root == -1);
   CHECK(log.rows[0].out_of_place.wrong == 0.0);
   CHECK(log.rows[29].size.count() == 4294967296.0);
-  CHECK(log.rows[29].out_of_place.time.us() == doctest::Approx(17662));
-  CHECK(log.rows[31].out_of_place.busbw_gbps == doctest::Approx(472.35));
-  CHECK(log.avg_busbw_gbps == doctest::Approx(91.2553));
+  CHECK(log.rows[29].out_of_place.time.us() == rel_approx(17662));
+  CHECK(log.rows[31].out_of_place.busbw_gbps == rel_approx(472.35));
+  CHECK(log.avg_busbw_gbps == rel_approx(91.2553));
 }
 
 TEST_CASE("vendor-truncated log: version line inside the device block, two rows") {
@@ -100,10 +101,10 @@ TEST_CASE("vendor-truncated log: version line inside the device block, two rows"
   CHECK(log.ranks[2].bus_id == "0018:06:00");
   CHECK(log.ranks[2].device_name == "NVIDIA GB300");
   CHECK(log.rows[0].size.count() == 8589934592.0);
-  CHECK(log.rows[0].out_of_place.time.us() == doctest::Approx(18920));
-  CHECK(log.rows[0].out_of_place.busbw_gbps == doctest::Approx(681.03));
-  CHECK(log.rows[1].in_place->time.us() == doctest::Approx(37605));
-  CHECK(log.avg_busbw_gbps == doctest::Approx(446.673));
+  CHECK(log.rows[0].out_of_place.time.us() == rel_approx(18920));
+  CHECK(log.rows[0].out_of_place.busbw_gbps == rel_approx(681.03));
+  CHECK(log.rows[1].in_place->time.us() == rel_approx(37605));
+  CHECK(log.avg_busbw_gbps == rel_approx(446.673));
 }
 
 TEST_CASE("collapsed-whitespace all_gather page") {
@@ -119,9 +120,9 @@ TEST_CASE("collapsed-whitespace all_gather page") {
   CHECK(log.ranks[4].pid == 237);
   CHECK(log.rows[7].size.count() == 524288.0);
   CHECK(log.rows[7].redop == "none");
-  CHECK(log.rows[7].out_of_place.time.us() == doctest::Approx(152.25));
-  CHECK(log.rows[22].out_of_place.time.us() == doctest::Approx(42091.7));
-  CHECK(log.avg_busbw_gbps == doctest::Approx(146.047));
+  CHECK(log.rows[7].out_of_place.time.us() == rel_approx(152.25));
+  CHECK(log.rows[22].out_of_place.time.us() == rel_approx(42091.7));
+  CHECK(log.avg_busbw_gbps == rel_approx(146.047));
 }
 
 TEST_CASE("the collective is read off the table when neither banner nor command names it") {

@@ -5,6 +5,7 @@
 
 #include "calibrate/overlay.h"
 #include "input/input_error.h"
+#include "tests/approx.h"
 
 using namespace wiresim::calibrate;
 using namespace wiresim;
@@ -76,7 +77,7 @@ TEST_CASE("an overlay reads, and unknown keys and tiers are refused with a hint"
       "fit.yaml");
   REQUIRE(o.tiers.size() == 2);
   CHECK(o.tiers.at(Tier::nvlink).bandwidth->count() == 360e9);
-  CHECK(o.tiers.at(Tier::nvlink).latency->count() == doctest::Approx(2e-6));
+  CHECK(o.tiers.at(Tier::nvlink).latency->count() == rel_approx(2e-6));
   CHECK(o.tiers.at(Tier::pcie).efficiency == 0.5);
   REQUIRE(o.collectives.size() == 1);
   CHECK(o.collectives[0].collective == Collective::all_reduce);
@@ -106,9 +107,9 @@ TEST_CASE("an overlay round-trips through its writer") {
   write_overlay(out, o, "wiresim calibration overlay, a test");
   CHECK(out.str().rfind("# wiresim calibration overlay, a test\ntiers:\n  nvlink: {bandwidth: 371.25GB/s", 0) == 0);
   const Overlay back = parse_overlay(out.str(), "written.yaml");
-  CHECK(back.tiers.at(Tier::nvlink).bandwidth->count() == doctest::Approx(371.25e9));
-  CHECK(back.tiers.at(Tier::nvlink).latency->count() == doctest::Approx(2.125e-6));
-  CHECK(back.tiers.at(Tier::pcie).efficiency == doctest::Approx(0.86));
+  CHECK(back.tiers.at(Tier::nvlink).bandwidth->count() == rel_approx(371.25e9));
+  CHECK(back.tiers.at(Tier::nvlink).latency->count() == rel_approx(2.125e-6));
+  CHECK(back.tiers.at(Tier::pcie).efficiency == rel_approx(0.86));
   CHECK(back.collectives.at(0).collective == Collective::all_gather);
   CHECK(back.collectives.at(0).source == "dir/x \"y\".log");
   // A source with control characters (a file name with a tab, say) is escaped, not written raw.
@@ -123,7 +124,7 @@ TEST_CASE("applying an overlay scales a tier's links and changes predictions as 
   Box box;
   // Before: 1 GiB over gpu0 -> nvswitch -> gpu1 takes 2 × 0.5 us + 2^30 / 450e9 s.
   const Bytes gib{double(1 << 30)};
-  CHECK(box.nvlink_copy(gib).count() == doctest::Approx(1e-6 + gib.count() / 450e9));
+  CHECK(box.nvlink_copy(gib).count() == rel_approx(1e-6 + gib.count() / 450e9));
 
   Overlay o;
   o.tiers[Tier::nvlink].bandwidth = BytesPerSec{360e9};  // measured: 80% of the 450 GB/s links
@@ -134,20 +135,20 @@ TEST_CASE("applying an overlay scales a tier's links and changes predictions as 
   REQUIRE(applied.size() == 3);
   CHECK(applied[0].tier == Tier::nvlink);
   CHECK(applied[0].links == 4);
-  CHECK(applied[0].efficiency == doctest::Approx(0.8));
+  CHECK(applied[0].efficiency == rel_approx(0.8));
   CHECK(applied[2].tier == Tier::ib);
   CHECK(applied[2].links == 0);
 
   // NVLink: 450 × 0.8 = 360 GB/s on every link; 3 us over 2 hops (via the switch) = 1.5 us each.
-  CHECK(box.g.link(box.gpu0_nv).bandwidth.count() == doctest::Approx(360e9));
-  CHECK(box.g.link(box.gpu0_nv + 1).bandwidth.count() == doctest::Approx(360e9));
-  CHECK(box.g.link(box.nv_gpu1).latency.count() == doctest::Approx(1.5e-6));
+  CHECK(box.g.link(box.gpu0_nv).bandwidth.count() == rel_approx(360e9));
+  CHECK(box.g.link(box.gpu0_nv + 1).bandwidth.count() == rel_approx(360e9));
+  CHECK(box.g.link(box.nv_gpu1).latency.count() == rel_approx(1.5e-6));
   // So 1 GiB now takes 3 us + 2^30 / 360e9 s: the bandwidth term grows by 450/360.
-  CHECK(box.nvlink_copy(gib).count() == doctest::Approx(3e-6 + gib.count() / 360e9));
+  CHECK(box.nvlink_copy(gib).count() == rel_approx(3e-6 + gib.count() / 360e9));
   // PCIe: halved, the 128 GB/s uplink stays twice a GPU's link; latency untouched.
-  CHECK(box.g.link(box.gpu0_pcie).bandwidth.count() == doctest::Approx(32e9));
-  CHECK(box.g.link(box.uplink).bandwidth.count() == doctest::Approx(64e9));
-  CHECK(box.g.link(box.uplink).latency.count() == doctest::Approx(0.5e-6));
+  CHECK(box.g.link(box.gpu0_pcie).bandwidth.count() == rel_approx(32e9));
+  CHECK(box.g.link(box.uplink).bandwidth.count() == rel_approx(64e9));
+  CHECK(box.g.link(box.uplink).latency.count() == rel_approx(0.5e-6));
 }
 
 TEST_CASE("fits become an overlay: best β per tier, latency from peer kernels less launch") {
@@ -170,10 +171,10 @@ TEST_CASE("fits become an overlay: best β per tier, latency from peer kernels l
       group("all_reduce", "nccl", 30.0, 360)};
   const Overlay o = overlay_from_fits(fits);
   REQUIRE(o.tiers.size() == 2);  // hbm, launch and nccl are not link tiers
-  CHECK(o.tiers.at(Tier::nvlink).bandwidth->count() == doctest::Approx(390e9));
+  CHECK(o.tiers.at(Tier::nvlink).bandwidth->count() == rel_approx(390e9));
   // 6.5 us for a peer load kernel, 4 us of which an empty kernel also takes.
-  CHECK(o.tiers.at(Tier::nvlink).latency->count() == doctest::Approx(2.5e-6));
-  CHECK(o.tiers.at(Tier::pcie).bandwidth->count() == doctest::Approx(55e9));
+  CHECK(o.tiers.at(Tier::nvlink).latency->count() == rel_approx(2.5e-6));
+  CHECK(o.tiers.at(Tier::pcie).bandwidth->count() == rel_approx(55e9));
   CHECK_FALSE(o.tiers.at(Tier::pcie).latency.has_value());
   REQUIRE(o.collectives.size() == 1);
   CHECK(o.collectives[0].ranks == 8);

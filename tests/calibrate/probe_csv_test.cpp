@@ -8,6 +8,7 @@
 #include "calibrate/fit_groups.h"
 #include "calibrate/probe_csv.h"
 #include "input/input_error.h"
+#include "tests/approx.h"
 
 using namespace wiresim::calibrate;
 using wiresim::sim::Bytes;
@@ -57,7 +58,7 @@ TEST_CASE("probe CSV rows round-trip through text") {
     CHECK(back[i].dst == rows[i].dst);
     CHECK(back[i].tier == rows[i].tier);
     CHECK(back[i].bytes.count() == rows[i].bytes.count());
-    CHECK(back[i].median.count() == doctest::Approx(rows[i].median.count()).epsilon(1e-8));
+    CHECK(back[i].median.count() == rel_approx(rows[i].median.count()).epsilon(1e-8));
     CHECK(back[i].line == static_cast<int>(i) + 3);  // comment, header, then rows
   }
 }
@@ -75,15 +76,15 @@ TEST_CASE("the probe CSV goes through the fitter: one group per kind and tier") 
   REQUIRE(fits.size() == 3);
   // std::map order: (kind, tier, ranks).
   CHECK(fits[0].group.label == "all_reduce 8 ranks");
-  CHECK(fits[0].group.bus_factor == doctest::Approx(1.75));
-  CHECK(fits[0].fit.alpha.count() == doctest::Approx(30e-6).epsilon(0.02));
-  CHECK(fits[0].fit.beta.count() == doctest::Approx(360e9).epsilon(0.02));
+  CHECK(fits[0].group.bus_factor == rel_approx(1.75));
+  CHECK(fits[0].fit.alpha.count() == rel_approx(30e-6).epsilon(0.02));
+  CHECK(fits[0].fit.beta.count() == rel_approx(360e9).epsilon(0.02));
   CHECK(fits[1].group.label == "h2d_pinned pcie");
-  CHECK(fits[1].fit.alpha.count() == doctest::Approx(2e-6).epsilon(0.02));
-  CHECK(fits[1].fit.beta.count() == doctest::Approx(25e9).epsilon(0.02));
+  CHECK(fits[1].fit.alpha.count() == rel_approx(2e-6).epsilon(0.02));
+  CHECK(fits[1].fit.beta.count() == rel_approx(25e9).epsilon(0.02));
   CHECK(fits[2].group.label == "p2p_copy nvlink");
   CHECK(fits[2].group.points.size() == 2 * 14);  // both directions pooled
-  CHECK(fits[2].fit.beta.count() == doctest::Approx(370e9).epsilon(0.02));
+  CHECK(fits[2].fit.beta.count() == rel_approx(370e9).epsilon(0.02));
 }
 
 TEST_CASE("a bad probe CSV is refused at its line and column") {

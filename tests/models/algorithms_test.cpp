@@ -4,10 +4,11 @@
 
 #include <cmath>
 
+#include "input/input_error.h"
 #include "models/plan.h"
 #include "models/run.h"
-#include "input/input_error.h"
 #include "test_machines.h"
+#include "tests/approx.h"
 
 using namespace wiresim;
 using namespace wiresim::models;
@@ -54,14 +55,14 @@ TEST_CASE("ring all_reduce with Simple and no latency runs at the link rate") {
   // 6 x 16 MiB = 2(n-1)/n x S, and the time is that over 100 GB/s.
   CHECK(d.plan.steps == 6);
   const double expected = 1.5 * kSize.count() / kRate;
-  CHECK(d.run.makespan.count() == doctest::Approx(expected).epsilon(1e-9));
-  for (int g = 0; g < 4; ++g) CHECK(f.uplink_bytes(d, g) == doctest::Approx(1.5 * kSize.count()));
+  CHECK(d.run.makespan.count() == rel_approx(expected).epsilon(1e-9));
+  for (int g = 0; g < 4; ++g) CHECK(f.uplink_bytes(d, g) == rel_approx(1.5 * kSize.count()));
   // Bytes are conserved: 4 ranks x 6 steps x 16 MiB sent.
-  CHECK(transfer_bytes(d.plan.dag) == doctest::Approx(4 * 6 * kSize.count() / 4));
+  CHECK(transfer_bytes(d.plan.dag) == rel_approx(4 * 6 * kSize.count() / 4));
   // busbw = algbw x 2(n-1)/n = the link rate.
   const Outcome o = run_collective(f.machine, f.problem(Collective::all_reduce), Choice{Algorithm::ring, Protocol::simple, 16},
                                    Method::simulate);
-  CHECK(o.busbw_GBps == doctest::Approx(100.0).epsilon(1e-9));
+  CHECK(o.busbw_GBps == rel_approx(100.0).epsilon(1e-9));
 }
 
 TEST_CASE("ring all_gather and reduce_scatter take n-1 steps") {
@@ -70,8 +71,8 @@ TEST_CASE("ring all_gather and reduce_scatter take n-1 steps") {
     const Detail d = f.run(op, Algorithm::ring);
     CHECK(d.plan.steps == 3);
     // (n-1)/n x S over the link: 3 blocks of 16 MiB leave every GPU.
-    CHECK(d.run.makespan.count() == doctest::Approx(0.75 * kSize.count() / kRate).epsilon(1e-9));
-    CHECK(f.uplink_bytes(d, 2) == doctest::Approx(0.75 * kSize.count()));
+    CHECK(d.run.makespan.count() == rel_approx(0.75 * kSize.count() / kRate).epsilon(1e-9));
+    CHECK(f.uplink_bytes(d, 2) == rel_approx(0.75 * kSize.count()));
   }
 }
 
@@ -80,8 +81,8 @@ TEST_CASE("LL sends twice the bytes on the wire: half the busbw") {
   const Detail d = f.run(Collective::all_reduce, Algorithm::ring, Protocol::ll);
   // LL carries 8 payload bytes per 16: the uplink carries 2 x 1.5 S, and LL's cap (ll_max
   // for Hopper on one node, 141 GB/s of payload) is above the 50 GB/s of payload left.
-  CHECK(f.uplink_bytes(d, 0) == doctest::Approx(3.0 * kSize.count()));
-  CHECK(d.run.makespan.count() == doctest::Approx(3.0 * kSize.count() / kRate).epsilon(1e-9));
+  CHECK(f.uplink_bytes(d, 0) == rel_approx(3.0 * kSize.count()));
+  CHECK(d.run.makespan.count() == rel_approx(3.0 * kSize.count() / kRate).epsilon(1e-9));
 }
 
 TEST_CASE("broadcast is a pipelined chain from the root") {
@@ -91,9 +92,9 @@ TEST_CASE("broadcast is a pipelined chain from the root") {
   // (hops + chunks - 1) x chunk / rate = 10 x 8 MiB / 100 GB/s.
   CHECK(d.plan.steps == 3);
   CHECK(d.plan.loops == 8);
-  CHECK(d.run.makespan.count() == doctest::Approx(10.0 * 8.0 * (1 << 20) / kRate).epsilon(1e-9));
+  CHECK(d.run.makespan.count() == rel_approx(10.0 * 8.0 * (1 << 20) / kRate).epsilon(1e-9));
   // Every rank but the last forwards the whole buffer once; the last sends nothing.
-  CHECK(f.uplink_bytes(d, 0) == doctest::Approx(kSize.count()));
+  CHECK(f.uplink_bytes(d, 0) == rel_approx(kSize.count()));
   CHECK(f.uplink_bytes(d, 3) == 0.0);
 }
 
@@ -105,7 +106,7 @@ TEST_CASE("reduce gathers into the root") {
   run_collective(f.machine, p, Choice{Algorithm::ring, Protocol::simple, 16}, Method::simulate, &d);
   // The root only receives: its downlink carries S, its uplink nothing.
   CHECK(f.uplink_bytes(d, 2) == 0.0);
-  CHECK(f.downlink_bytes(d, 2) == doctest::Approx(kSize.count()));
+  CHECK(f.downlink_bytes(d, 2) == rel_approx(kSize.count()));
 }
 
 TEST_CASE("direct and pairwise all_to_all move (n-1)/n of the buffer out of every GPU") {
@@ -114,8 +115,8 @@ TEST_CASE("direct and pairwise all_to_all move (n-1)/n of the buffer out of ever
     const Detail d = f.run(Collective::all_to_all, a);
     // Each rank sends S/4 to each of 3 peers: 48 MiB per uplink, at 100 GB/s either all at
     // once (direct, sharing the uplink three ways) or one peer per step (pairwise).
-    CHECK(f.uplink_bytes(d, 1) == doctest::Approx(0.75 * kSize.count()));
-    CHECK(d.run.makespan.count() == doctest::Approx(0.75 * kSize.count() / kRate).epsilon(1e-9));
+    CHECK(f.uplink_bytes(d, 1) == rel_approx(0.75 * kSize.count()));
+    CHECK(d.run.makespan.count() == rel_approx(0.75 * kSize.count() / kRate).epsilon(1e-9));
   }
   CHECK(f.run(Collective::all_to_all, Algorithm::pairwise).plan.steps == 3);
 }
@@ -127,19 +128,19 @@ TEST_CASE("send_recv streams S to the next rank at the link rate") {
   // 32 MiB per channel in 512 KiB NVLink chunks, 64 chunks each, back to back.
   CHECK(d.plan.loops == 64);
   CHECK(d.plan.shape.find("2 channels") != std::string::npos);
-  CHECK(d.run.makespan.count() == doctest::Approx(kSize.count() / kRate).epsilon(1e-9));
+  CHECK(d.run.makespan.count() == rel_approx(kSize.count() / kRate).epsilon(1e-9));
 }
 
 TEST_CASE("one-shot pushes the whole buffer to every peer; two-shot a part twice") {
   Fixture f;
   const Detail one = f.run(Collective::all_reduce, Algorithm::one_shot);
   // (n-1) x S out of every GPU.
-  CHECK(f.uplink_bytes(one, 0) == doctest::Approx(3.0 * kSize.count()));
-  CHECK(one.run.makespan.count() == doctest::Approx(3.0 * kSize.count() / kRate).epsilon(1e-9));
+  CHECK(f.uplink_bytes(one, 0) == rel_approx(3.0 * kSize.count()));
+  CHECK(one.run.makespan.count() == rel_approx(3.0 * kSize.count() / kRate).epsilon(1e-9));
   const Detail two = f.run(Collective::all_reduce, Algorithm::two_shot);
   // 2 (n-1) S / n out of every GPU, in two phases.
-  CHECK(f.uplink_bytes(two, 0) == doctest::Approx(1.5 * kSize.count()));
-  CHECK(two.run.makespan.count() == doctest::Approx(1.5 * kSize.count() / kRate).epsilon(1e-9));
+  CHECK(f.uplink_bytes(two, 0) == rel_approx(1.5 * kSize.count()));
+  CHECK(two.run.makespan.count() == rel_approx(1.5 * kSize.count() / kRate).epsilon(1e-9));
 }
 
 TEST_CASE("NVLS reads every part over every uplink once and multicasts it to every downlink once") {
@@ -148,22 +149,22 @@ TEST_CASE("NVLS reads every part over every uplink once and multicasts it to eve
   const Detail ag = f.run(Collective::all_gather, Algorithm::nvls);
   // all_gather: each GPU stores its S/n once (uplink); the switch copies every part to every
   // GPU (each downlink carries all n parts = S); wire bytes are payload / efficiency.
-  CHECK(f.uplink_bytes(ag, 0) == doctest::Approx(kSize.count() / 4 / eff));
-  CHECK(f.downlink_bytes(ag, 0) == doctest::Approx(kSize.count() / eff));
+  CHECK(f.uplink_bytes(ag, 0) == rel_approx(kSize.count() / 4 / eff));
+  CHECK(f.downlink_bytes(ag, 0) == rel_approx(kSize.count() / eff));
   const Detail ar = f.run(Collective::all_reduce, Algorithm::nvls);
   // all_reduce: every uplink carries S (reduce loads) + S/n (its multicast store); every
   // downlink S/n (its reduced part) + S (all multicasts).
-  CHECK(f.uplink_bytes(ar, 3) == doctest::Approx(1.25 * kSize.count() / eff));
-  CHECK(f.downlink_bytes(ar, 3) == doctest::Approx(1.25 * kSize.count() / eff));
+  CHECK(f.uplink_bytes(ar, 3) == rel_approx(1.25 * kSize.count() / eff));
+  CHECK(f.downlink_bytes(ar, 3) == rel_approx(1.25 * kSize.count() / eff));
 }
 
 TEST_CASE("a single-node tree is a chain: leaves send up once, the root sends down once") {
   Fixture f;
   const Detail d = f.run(Collective::all_reduce, Algorithm::tree);
   CHECK(d.plan.steps == 6);  // 3 hops up, 3 down
-  CHECK(f.uplink_bytes(d, 0) == doctest::Approx(kSize.count()));        // root: down only
-  CHECK(f.uplink_bytes(d, 3) == doctest::Approx(kSize.count()));        // leaf: up only
-  CHECK(f.uplink_bytes(d, 1) == doctest::Approx(2.0 * kSize.count()));  // middle: both
+  CHECK(f.uplink_bytes(d, 0) == rel_approx(kSize.count()));        // root: down only
+  CHECK(f.uplink_bytes(d, 3) == rel_approx(kSize.count()));        // leaf: up only
+  CHECK(f.uplink_bytes(d, 1) == rel_approx(2.0 * kSize.count()));  // middle: both
 }
 
 TEST_CASE("latency: a tiny ring all_reduce costs base + 2(n-1) steps") {
@@ -173,7 +174,7 @@ TEST_CASE("latency: a tiny ring all_reduce costs base + 2(n-1) steps") {
   const Problem p{Collective::all_reduce, sim::Bytes{8}, g.gpus(), 0};
   const Outcome o = run_collective(m, p, Choice{Algorithm::ring, Protocol::ll, 16}, Method::simulate);
   // NCCL's model: 6.6 us + 14 x 0.6 us = 15.0 us (nccl-model.md §10); 8 bytes add ~nothing.
-  CHECK(o.time.us() == doctest::Approx(15.0).epsilon(1e-3));
+  CHECK(o.time.us() == rel_approx(15.0).epsilon(1e-3));
 }
 
 TEST_CASE("algorithms that do not apply are refused with a reason") {

@@ -8,6 +8,7 @@
 #include "models/algorithm.h"
 #include "models/collective.h"
 #include "models/params.h"
+#include "tests/approx.h"
 
 using namespace wiresim::models;
 
@@ -68,15 +69,15 @@ TEST_CASE("the built-in parameters carry NCCL's tables") {
   const Params& p = default_params();
   // LL carries 8 of 16 bytes, LL128 120 of 128 (nccl-model.md §1).
   CHECK(p.protocol(Protocol::ll).payload == 0.5);
-  CHECK(p.protocol(Protocol::ll128).payload == doctest::Approx(120.0 / 128.0));
+  CHECK(p.protocol(Protocol::ll128).payload == rel_approx(120.0 / 128.0));
   // Ring Simple over NVLink: 3.4 us per step; base 8.4 us (tuning.cc, 2.30.7).
-  CHECK(p.step_latency(Algorithm::ring, Protocol::simple, TierClass::nvlink).us() == doctest::Approx(3.4));
-  CHECK(p.base_latency(Algorithm::ring, Protocol::simple).us() == doctest::Approx(8.4));
-  CHECK(p.step_latency(Algorithm::tree, Protocol::ll, TierClass::net).us() == doctest::Approx(5.0));
-  CHECK(p.arch("hopper").nvls_efficiency == doctest::Approx(0.85));
+  CHECK(p.step_latency(Algorithm::ring, Protocol::simple, TierClass::nvlink).us() == rel_approx(3.4));
+  CHECK(p.base_latency(Algorithm::ring, Protocol::simple).us() == rel_approx(8.4));
+  CHECK(p.step_latency(Algorithm::tree, Protocol::ll, TierClass::net).us() == rel_approx(5.0));
+  CHECK(p.arch("hopper").nvls_efficiency == rel_approx(0.85));
   CHECK(p.arch("no-such-arch").channels == p.arch("default").channels);
   // An unknown tier efficiency defaults to 1.
-  CHECK(p.arch("hopper").efficiency(wiresim::topo::Tier::nvlink) == doctest::Approx(0.83));
+  CHECK(p.arch("hopper").efficiency(wiresim::topo::Tier::nvlink) == rel_approx(0.83));
 }
 
 TEST_CASE("a bad parameter file is refused with its position") {
@@ -105,14 +106,14 @@ TEST_CASE("an algorithm without a latency row of its own uses the one its descri
     }
   }
   CHECK(descriptor(Algorithm::one_shot).latency_row == Algorithm::ring);
-  CHECK(p.base_latency(Algorithm::one_shot, Protocol::simple).us() == doctest::Approx(8.4));
+  CHECK(p.base_latency(Algorithm::one_shot, Protocol::simple).us() == rel_approx(8.4));
   // A row of its own replaces the one it names.
   const Params own = parse_params(
       shipped_params("  one_shot: {base: [1us, 2us, 3us], nvlink: [1us, 1us, 1us], pcie: [1us, 1us, 1us], net: [1us, 1us, 1us]}\n"),
       "p.yaml");
-  CHECK(own.base_latency(Algorithm::one_shot, Protocol::simple).us() == doctest::Approx(3.0));
-  CHECK(own.step_latency(Algorithm::one_shot, Protocol::simple, TierClass::nvlink).us() == doctest::Approx(1.0));
-  CHECK(own.base_latency(Algorithm::two_shot, Protocol::simple).us() == doctest::Approx(8.4));
+  CHECK(own.base_latency(Algorithm::one_shot, Protocol::simple).us() == rel_approx(3.0));
+  CHECK(own.step_latency(Algorithm::one_shot, Protocol::simple, TierClass::nvlink).us() == rel_approx(1.0));
+  CHECK(own.base_latency(Algorithm::two_shot, Protocol::simple).us() == rel_approx(8.4));
 }
 
 TEST_CASE("a latency table with an unknown algorithm, or without a row an algorithm needs, is refused with its position") {

@@ -11,6 +11,7 @@
 #include "models/run.h"
 #include "models/tuner.h"
 #include "test_machines.h"
+#include "tests/approx.h"
 #include "topologies/builder.h"
 
 using namespace wiresim;
@@ -80,7 +81,7 @@ TEST_CASE("a ring all_reduce on the xGMI mesh puts S/4 on every one of the 56 li
     for (auto l : g.out_links(a))
       if (g.device(g.link(l).to).kind == topo::DeviceKind::gpu) {
         ++links;
-        CHECK(d.run.links[l].carried.count() == doctest::Approx(size.count() / 4).epsilon(1e-6));
+        CHECK(d.run.links[l].carried.count() == rel_approx(size.count() / 4).epsilon(1e-6));
       }
   CHECK(links == 56);
 }
@@ -113,11 +114,11 @@ TEST_CASE("across xGMI-mesh nodes the ring uses every NIC: 8 rings on link-disjo
       CAPTURE(to.name);
       if (from.kind == topo::DeviceKind::gpu && to.kind == topo::DeviceKind::gpu) {
         ++xgmi;
-        CHECK(d.run.links[l].carried.count() == doctest::Approx(hop).epsilon(1e-6));
+        CHECK(d.run.links[l].carried.count() == rel_approx(hop).epsilon(1e-6));
       }
       if (from.kind == topo::DeviceKind::nic && link.tier == topo::Tier::roce) {
         ++nics;
-        CHECK(d.run.links[l].carried.count() == doctest::Approx(hop).epsilon(1e-6));
+        CHECK(d.run.links[l].carried.count() == rel_approx(hop).epsilon(1e-6));
       }
       if (from.name.find("spine") != std::string::npos || to.name.find("spine") != std::string::npos)
         CHECK(d.run.links[l].carried.count() == 0.0);
@@ -133,7 +134,7 @@ TEST_CASE("across xGMI-mesh nodes the ring uses every NIC: 8 rings on link-disjo
     const double closed = run_collective(m, Problem{Collective::all_reduce, size, gpus_of(g), 0},
                                          Choice{Algorithm::ring, Protocol::simple, 16}, Method::analytic)
                               .time.count();
-    CHECK(closed == doctest::Approx(run_collective(m, Problem{Collective::all_reduce, size, gpus_of(g), 0},
+    CHECK(closed == rel_approx(run_collective(m, Problem{Collective::all_reduce, size, gpus_of(g), 0},
                                                    Choice{Algorithm::ring, Protocol::simple, 16}, Method::simulate)
                                         .time.count())
                         .epsilon(0.005));
@@ -161,11 +162,11 @@ TEST_CASE("nvls_tree on 2 x 8 H100: bytes per NIC and per NVLink, by hand") {
     const auto& to = g.device(link.to);
     if (from.kind == topo::DeviceKind::nic && link.tier == topo::Tier::ib) {
       ++nics;
-      CHECK(d.run.links[l].carried.count() == doctest::Approx(expect_nic).epsilon(1e-6));
+      CHECK(d.run.links[l].carried.count() == rel_approx(expect_nic).epsilon(1e-6));
     }
     if (from.kind == topo::DeviceKind::gpu && to.kind == topo::DeviceKind::nvswitch) {
       ++ups;
-      CHECK(d.run.links[l].carried.count() == doctest::Approx(expect_up).epsilon(1e-6));
+      CHECK(d.run.links[l].carried.count() == rel_approx(expect_up).epsilon(1e-6));
     }
   }
   CHECK(nics == 16);

@@ -7,6 +7,7 @@
 #include "models/machine.h"
 #include "models/params.h"
 #include "models/run.h"
+#include "tests/approx.h"
 #include "topologies/builder.h"
 
 using namespace wiresim;
@@ -32,7 +33,7 @@ TEST_CASE("NET/Socket: no GPUDirect RDMA, named as such; the same pair is NET wi
   // Inside a node nothing changes.
   CHECK(socket.exchange(g.gpus()[0], g.gpus()[1]).name() == "P2P/NVLink");
   CHECK(socket.stream_cap(g.gpus()[0], g.gpus()[1]).is_unlimited());
-  CHECK(socket.stream_cap(a, b).count() == doctest::Approx(default_params().net_socket.stream_bandwidth.count()));
+  CHECK(socket.stream_cap(a, b).count() == rel_approx(default_params().net_socket.stream_bandwidth.count()));
 }
 
 TEST_CASE("NET/Socket ring all_reduce across 2 nodes: bound by one stream per channel and direction") {
@@ -55,7 +56,7 @@ TEST_CASE("NET/Socket ring all_reduce across 2 nodes: bound by one stream per ch
   CHECK(t_socket >= 5 * t_ib);
   // The closed form knows the same cap.
   const double closed = run_collective(socket, p, c, Method::analytic).time.count();
-  CHECK(closed == doctest::Approx(t_socket).epsilon(0.05));
+  CHECK(closed == rel_approx(t_socket).epsilon(0.05));
 }
 
 TEST_CASE("NET/Socket: a one-hop 8 B broadcast pays the socket's step extra once") {
@@ -67,5 +68,5 @@ TEST_CASE("NET/Socket: a one-hop 8 B broadcast pays the socket's step extra once
   const Choice c{Algorithm::ring, Protocol::ll, 1};
   const double extra = run_collective(socket, p, c, Method::simulate).time.count() -
                        run_collective(ib, p, c, Method::simulate).time.count();
-  CHECK(extra == doctest::Approx(params.net_socket.step_extra.count()).epsilon(0.02));
+  CHECK(extra == rel_approx(params.net_socket.step_extra.count()).epsilon(0.02));
 }

@@ -6,6 +6,7 @@
 
 #include "models/machine.h"
 #include "models/params.h"
+#include "tests/approx.h"
 #include "topologies/builder.h"
 
 using namespace wiresim;
@@ -42,9 +43,9 @@ TEST_CASE("a drive's read rate caps the way out of it; the tier's efficiency cap
     const topo::LinkGraph g = box(read);
     const models::Machine m(g, models::default_params());
     const auto drive = *g.find("nvme0"), sw = *g.find("pcie_switch0");
-    CHECK(m.links()[*g.find_link(drive, sw)].capacity.count() == doctest::Approx(expected));
-    CHECK(m.links()[*g.find_link(sw, drive)].capacity.count() == doctest::Approx(7.88e9 * efficiency));
+    CHECK(m.links()[*g.find_link(drive, sw)].capacity.count() == rel_approx(expected));
+    CHECK(m.links()[*g.find_link(sw, drive)].capacity.count() == rel_approx(7.88e9 * efficiency));
     // The route from the drive to the GPU is bound by the drive's side.
-    CHECK(m.rate(m.route(drive, g.gpus()[0])).count() == doctest::Approx(expected));
+    CHECK(m.rate(m.route(drive, g.gpus()[0])).count() == rel_approx(expected));
   }
 }

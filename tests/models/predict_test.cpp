@@ -11,6 +11,7 @@
 #include "models/limits.h"
 #include "models/predict.h"
 #include "test_machines.h"
+#include "tests/approx.h"
 
 using namespace wiresim;
 using namespace wiresim::models;
@@ -71,7 +72,7 @@ TEST_CASE("predict: auto fidelity is auto_fidelity and run_scaled, and says what
   CHECK(pr.decision.best.aggregation == f.aggregation);
   CHECK_FALSE(pr.fidelity.empty());
   CHECK(pr.error_measured);
-  CHECK(pr.error == doctest::Approx(s.error));
+  CHECK(pr.error == rel_approx(s.error));
 }
 
 TEST_CASE("predict: a tree too large to simulate is its closed form, checked by simulation on the first nodes") {
@@ -106,7 +107,7 @@ TEST_CASE("predict: a tree too large to simulate is its closed form, checked by 
   const double simulated = run_collective(machine, sub, pr.decision.best, Method::simulate, nullptr, windowed).time.count();
   const double formula = estimate(machine, sub, pr.decision.best).time.count();
   CHECK(pr.error_measured);
-  CHECK(pr.error == doctest::Approx(std::abs(formula - simulated) / simulated));
+  CHECK(pr.error == rel_approx(std::abs(formula - simulated) / simulated));
   CHECK(pr.error < 0.05);
   CHECK(pr.fidelity.find("closed form") != std::string::npos);
   CHECK(pr.fidelity.find(fmt::format("first {} nodes", f.check_nodes)) != std::string::npos);

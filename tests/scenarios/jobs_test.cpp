@@ -11,6 +11,7 @@
 #include "models/params.h"
 #include "scenarios/jobs.h"
 #include "scenarios/step.h"
+#include "tests/approx.h"
 #include "topologies/builder.h"
 #include "topologies/faults.h"
 
@@ -54,7 +55,7 @@ TEST_CASE("jobs: alone, a job takes its scenario's step on its GPUs") {
 TEST_CASE("jobs: on separate leaves nothing is shared and each runs as fast as alone") {
   const JobsResult r = run_file("two-tp16-prefill-same-leaf.yaml");
   CHECK(r.shared_count == 0);
-  for (const JobOutcome& j : r.jobs) CHECK(j.together.count() == doctest::Approx(j.alone.count()).epsilon(1e-9));
+  for (const JobOutcome& j : r.jobs) CHECK(j.together.count() == rel_approx(j.alone.count()).epsilon(1e-9));
 }
 
 TEST_CASE("jobs: two TP 16 prefills crossing the same oversubscribed uplinks slow each other down") {
@@ -74,7 +75,7 @@ TEST_CASE("jobs: two TP 16 prefills crossing the same oversubscribed uplinks slo
   for (const SharedLink& l : r.shared) {
     CAPTURE(l.link);
     CHECK((l.link.find("leaf") != std::string::npos || l.link.find("spine") != std::string::npos));
-    CHECK(l.bytes[0].count() == doctest::Approx(l.bytes[1].count()).epsilon(0.05));   // symmetric jobs
+    CHECK(l.bytes[0].count() == rel_approx(l.bytes[1].count()).epsilon(0.05));   // symmetric jobs
     CHECK(l.utilisation <= 1.0 + 1e-9);   // no link carries more than its capacity x the run
   }
   // Conservation: the busiest uplink (50 GB/s) had to carry both jobs' bytes within the run.
@@ -117,6 +118,6 @@ TEST_CASE("jobs: a faults: section applies to the shared fabric; half-rate spine
   // One job's uplink traffic at 25 GB/s takes what two jobs' takes at 50 GB/s: the same
   // bottleneck, the same all_reduces.
   for (std::size_t j = 0; j < 2; ++j)
-    CHECK(half.jobs[j].alone.count() == doctest::Approx(healthy.jobs[j].together.count()).epsilon(1e-6));
+    CHECK(half.jobs[j].alone.count() == rel_approx(healthy.jobs[j].together.count()).epsilon(1e-6));
   CHECK(half.jobs[0].together.count() > 1.5 * half.jobs[0].alone.count());
 }

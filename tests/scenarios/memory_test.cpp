@@ -8,6 +8,7 @@
 #include "models/params.h"
 #include "scenarios/memory.h"
 #include "scenarios/step.h"
+#include "tests/approx.h"
 #include "topologies/builder.h"
 
 using namespace wiresim;
@@ -35,7 +36,7 @@ TEST_CASE("weights, KV cache and activations per GPU, by hand") {
   // 3 x 8192 x 28672 = 704,643,072; 80 layers: 68,451,041,280 parameters, 136.9 GB in BF16.
   const double params = 80.0 * (150994944.0 + 704643072.0);
   Layout one;
-  CHECK(weight_bytes_per_gpu(m, one).count() == doctest::Approx(2.0 * params));
+  CHECK(weight_bytes_per_gpu(m, one).count() == rel_approx(2.0 * params));
   Layout tp8;
   tp8.tp = 8;
   Workload decode;
@@ -43,21 +44,21 @@ TEST_CASE("weights, KV cache and activations per GPU, by hand") {
   decode.batch = 32;
   decode.context = 4096;
   const MemoryUse u = memory_per_gpu(m, tp8, decode);
-  CHECK(u.weights.count() == doctest::Approx(2.0 * params / 8));
+  CHECK(u.weights.count() == rel_approx(2.0 * params / 8));
   // 32 x 4096 tokens x 80 layers x K and V x 1 KV head (8 / 8) x 128 x 2 B = 5.37 GB.
-  CHECK(u.kv_cache.count() == doctest::Approx(32.0 * 4096 * 80 * 2 * 1 * 128 * 2));
+  CHECK(u.kv_cache.count() == rel_approx(32.0 * 4096 * 80 * 2 * 1 * 128 * 2));
   // 32 tokens in flight x (8192 + 28672 / 8) x 2 B x 2.
-  CHECK(u.activations.count() == doctest::Approx(2.0 * 32 * (8192 + 3584) * 2));
+  CHECK(u.activations.count() == rel_approx(2.0 * 32 * (8192 + 3584) * 2));
   // TP 16 over 8 KV heads: each rank keeps a whole head, so the cache does not shrink further.
   Layout tp16;
   tp16.tp = 16;
-  CHECK(memory_per_gpu(m, tp16, decode).kv_cache.count() == doctest::Approx(u.kv_cache.count()));
+  CHECK(memory_per_gpu(m, tp16, decode).kv_cache.count() == rel_approx(u.kv_cache.count()));
   // PP halves every per-layer share.
   Layout tp4pp2;
   tp4pp2.tp = 4;
   tp4pp2.pp = 2;
-  CHECK(memory_per_gpu(m, tp4pp2, decode).kv_cache.count() == doctest::Approx(u.kv_cache.count()));
-  CHECK(memory_per_gpu(m, tp4pp2, decode).weights.count() == doctest::Approx(u.weights.count()));
+  CHECK(memory_per_gpu(m, tp4pp2, decode).kv_cache.count() == rel_approx(u.kv_cache.count()));
+  CHECK(memory_per_gpu(m, tp4pp2, decode).weights.count() == rel_approx(u.weights.count()));
 }
 
 TEST_CASE("the memory check: 90% of the GPU's capacity, with the sizes in the message") {
@@ -86,7 +87,7 @@ TEST_CASE("run_step refuses Llama-70B in BF16 on one 80 GB H100, and takes it on
   s.layout.tp = 8;
   const StepResult r = run_step(s, machine, ClosedFormComm{});
   CHECK(r.gpu_memory.count() == 80e9);
-  CHECK(r.memory.weights.count() == doctest::Approx(136.9e9 / 8).epsilon(1e-3));
+  CHECK(r.memory.weights.count() == rel_approx(136.9e9 / 8).epsilon(1e-3));
 }
 
 TEST_CASE("DeepSeek-V3-class shapes: dense first layers, shared experts, uneven EP and an MLA-sized KV cache") {
@@ -99,8 +100,8 @@ TEST_CASE("DeepSeek-V3-class shapes: dense first layers, shared experts, uneven 
   const double h = 7168, attn = 4 * h * h, expert = 3 * h * 2048;
   const double params = 3 * (attn + 3 * h * 18432) + 58 * (attn + 257 * expert);
   Layout one;
-  CHECK(weight_bytes_per_gpu(m, one).count() == doctest::Approx(params));   // FP8: a byte each
-  CHECK(params == doctest::Approx(671e9).epsilon(0.01));
+  CHECK(weight_bytes_per_gpu(m, one).count() == rel_approx(params));   // FP8: a byte each
+  CHECK(params == rel_approx(671e9).epsilon(0.01));
   // EP 3 over 256 experts: blocks of 86, the busiest rank holds 86 routed experts.
   CHECK(experts_per_rank(m, 3) == 86);
   Layout ep3;
@@ -115,7 +116,7 @@ TEST_CASE("DeepSeek-V3-class shapes: dense first layers, shared experts, uneven 
   tp2ep6.ep = 6;
   CHECK_FALSE(layout_problem(m, tp2ep6, 8));
   CHECK(weight_bytes_per_gpu(m, tp2ep6).count() ==
-        doctest::Approx(3 * (attn + 3 * h * 18432) / 2 + 58 * (attn / 2 + 43 * expert + expert / 2)));
+        rel_approx(3 * (attn + 3 * h * 18432) / 2 + 58 * (attn / 2 + 43 * expert + expert / 2)));
   // MLA: 1152 B per token per layer on every TP rank, not split by heads.
   Layout tp8;
   tp8.tp = 8;
@@ -123,5 +124,5 @@ TEST_CASE("DeepSeek-V3-class shapes: dense first layers, shared experts, uneven 
   decode.phase = Phase::decode;
   decode.batch = 4;
   decode.context = 1000;
-  CHECK(memory_per_gpu(m, tp8, decode).kv_cache.count() == doctest::Approx(4.0 * 1000 * 1152 * 61));
+  CHECK(memory_per_gpu(m, tp8, decode).kv_cache.count() == rel_approx(4.0 * 1000 * 1152 * 61));
 }

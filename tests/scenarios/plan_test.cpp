@@ -7,6 +7,7 @@
 
 #include "models/params.h"
 #include "scenarios/plan.h"
+#include "tests/approx.h"
 #include "topologies/catalog.h"
 
 using namespace wiresim;
@@ -62,10 +63,10 @@ TEST_CASE("plan: one GPU, batch 1 decode is the roofline by hand, and its cost p
   const double attn = 4 * h * h, mlp = 3 * h * 4096, kv = 2.0 * 1000 * 1024 * 2;
   const double layer = std::max(2 * attn / peak, (2 * attn + kv) / bw) + std::max(2 * mlp / peak, 2 * mlp / bw);
   const double step = 2 * layer;
-  CHECK(p.result.step.count() == doctest::Approx(step).epsilon(1e-6));
-  CHECK(p.tokens_per_s == doctest::Approx(1.0 / step).epsilon(1e-6));
+  CHECK(p.result.step.count() == rel_approx(step).epsilon(1e-6));
+  CHECK(p.tokens_per_s == rel_approx(1.0 / step).epsilon(1e-6));
   // $2 per GPU-hour, one GPU: 2 / 3600 per second, over 1 / step tokens per second.
-  CHECK(p.cost_per_mtok == doctest::Approx(2.0 / 3600.0 * step * 1e6).epsilon(1e-6));
+  CHECK(p.cost_per_mtok == rel_approx(2.0 / 3600.0 * step * 1e6).epsilon(1e-6));
   CHECK(p.bottleneck == "compute");
   CHECK(p.front);
 }
@@ -86,7 +87,7 @@ TEST_CASE("plan: the same machine at $2 and $3 per GPU-hour ranks every plan of 
       if (dear.system == "box-dear" && dear.gpus == cheap.gpus && dear.batch == cheap.batch &&
           dear.layout.tp == cheap.layout.tp && dear.layout.pp == cheap.layout.pp) {
         CHECK(dear.result.step.count() == cheap.result.step.count());
-        CHECK(cheap.cost_per_mtok == doctest::Approx(dear.cost_per_mtok * 2.0 / 3.0));
+        CHECK(cheap.cost_per_mtok == rel_approx(dear.cost_per_mtok * 2.0 / 3.0));
         ++paired;
       }
   }

@@ -8,10 +8,11 @@
 #include <tuple>
 #include <vector>
 
+#include "input/input_error.h"
 #include "models/params.h"
 #include "scenarios/scenario.h"
 #include "scenarios/step.h"
-#include "input/input_error.h"
+#include "tests/approx.h"
 #include "topologies/builder.h"
 
 using namespace wiresim;
@@ -58,13 +59,13 @@ TEST_CASE("the worked example's naive estimates are the textbook numbers") {
   // = 23.9 ms; 63 GB/s (PCIe 5 x16, per direction) = 341 ms; 50 GB/s (NDR) = 429 ms.
   const double traffic = 160.0 * 2.0 * 4096 * 8192 * 2;
   CHECK(run_file("llama70b-tp8-prefill.yaml", Method::naive, "hgx-b200.yaml").step.count() ==
-        doctest::Approx(traffic / 1.8e12).epsilon(1e-6));
+        rel_approx(traffic / 1.8e12).epsilon(1e-6));
   CHECK(run_file("llama70b-tp8-prefill.yaml", Method::naive).step.count() ==
-        doctest::Approx(traffic / 0.9e12).epsilon(1e-6));
+        rel_approx(traffic / 0.9e12).epsilon(1e-6));
   CHECK(run_file("llama70b-tp8-prefill.yaml", Method::naive, "pcie-h100-8gpu-2socket.yaml").step.count() ==
-        doctest::Approx(traffic / 63e9).epsilon(1e-6));
+        rel_approx(traffic / 63e9).epsilon(1e-6));
   CHECK(run_file("llama70b-tp8-prefill-ib.yaml", Method::naive).step.count() ==
-        doctest::Approx(traffic / 50e9).epsilon(1e-6));
+        rel_approx(traffic / 50e9).epsilon(1e-6));
 }
 
 TEST_CASE("simulated NVLink steps are slower than the naive bidirectional estimate") {
@@ -80,7 +81,7 @@ TEST_CASE("decode with ring forced is the pure-latency term") {
   // 160 all_reduces of 512 KiB, each ~14 ring steps of ~1.5 us: about 3.4 ms.
   const StepResult r = run_file("llama70b-tp8-decode.yaml");
   CHECK(r.by_collective.at("tp_all_reduce").count == 160);
-  CHECK(r.step.ms() == doctest::Approx(3.4).epsilon(0.1));
+  CHECK(r.step.ms() == rel_approx(3.4).epsilon(0.1));
 }
 
 TEST_CASE("placement rule: TP inside the node and PP across beats TP across nodes") {
@@ -119,7 +120,7 @@ TEST_CASE("a TP=4 group spread over both sockets pays NCCL's SHM staging on the 
 TEST_CASE("the closed form agrees with the simulation when groups do not contend") {
   const double a = run_file("llama70b-tp8-prefill.yaml", Method::analytic).step.count();
   const double s = run_file("llama70b-tp8-prefill.yaml").step.count();
-  CHECK(a == doctest::Approx(s).epsilon(0.02));
+  CHECK(a == rel_approx(s).epsilon(0.02));
 }
 
 TEST_CASE("a roofline adds compute and leaves communication exposed") {
@@ -133,11 +134,12 @@ TEST_CASE("a roofline adds compute and leaves communication exposed") {
   // Prefill is compute-bound: 2 x 4096 tokens x (2 x 8192^2 + 2 x 8192 x 1024 + 3 x 8192 x
   // 32768) params / 8 GPUs / 989 TFLOP/s per layer, 80 layers: ~59 ms.
   const double per_layer = 2.0 * 4096 * (2.0 * 8192 * 8192 + 2.0 * 8192 * 1024 + 3.0 * 8192 * 32768) / 8 / 989e12;
-  CHECK(r.compute.count() == doctest::Approx(80 * per_layer).epsilon(1e-9));
-  CHECK(r.step.count() == doctest::Approx(r.compute.count() + r.exposed_comm.count()).epsilon(1e-9));
+  // Equal up to the DAG's integer picoseconds, rounded once per node (hundreds of them): 1e-8.
+  CHECK(r.compute.count() == rel_approx(80 * per_layer).epsilon(1e-8));
+  CHECK(r.step.count() == rel_approx(r.compute.count() + r.exposed_comm.count()).epsilon(1e-9));
   CHECK(r.exposed_comm.count() > 0.0);
   // One chain, every GPU computing all of it: busy for compute / step of the step.
-  CHECK(r.compute_utilisation == doctest::Approx(r.compute.count() / r.step.count()).epsilon(1e-6));
+  CHECK(r.compute_utilisation == rel_approx(r.compute.count() / r.step.count()).epsilon(1e-6));
 }
 
 TEST_CASE("bad scenarios are refused with file, line and what would be valid") {
@@ -180,9 +182,9 @@ TEST_CASE("model load: 70 GB over PCIe 5 vs NVLink-C2C") {
   // Naive floor: 70 GB over one Gen5 x16 link at 63 GB/s = 1.11 s; the simulation runs at the
   // achievable rate (63 x 0.84 = 52.9 GB/s): 1.32 s. Over C2C (225 GB/s per GPU) it is ~3.5x faster.
   const StepResult naive = run_file("model-load-pcie5.yaml", Method::naive);
-  CHECK(naive.step.count() == doctest::Approx(70e9 / 63e9).epsilon(1e-3));
+  CHECK(naive.step.count() == rel_approx(70e9 / 63e9).epsilon(1e-3));
   const StepResult pcie = run_file("model-load-pcie5.yaml");
-  CHECK(pcie.step.count() == doctest::Approx(70e9 / (63e9 * 0.84)).epsilon(1e-3));
+  CHECK(pcie.step.count() == rel_approx(70e9 / (63e9 * 0.84)).epsilon(1e-3));
   const StepResult c2c = run_file("model-load-c2c.yaml");
   CHECK(c2c.step.count() * 3.0 < pcie.step.count());
   CHECK(pcie.by_tier.count("pcie") == 1);
@@ -200,14 +202,14 @@ TEST_CASE("model load: host buffers on the far socket pay the UPI link, which 8 
   CHECK(local.by_tier.count("upi") == 0);
   CHECK(local.step.count() >= 35e9 / 63e9);
   REQUIRE(remote.by_tier.count("upi") == 1);
-  CHECK(remote.by_tier.at("upi").bytes.count() == doctest::Approx(2 * 70e9).epsilon(1e-9));
+  CHECK(remote.by_tier.at("upi").bytes.count() == rel_approx(2 * 70e9).epsilon(1e-9));
   CHECK(remote.step.count() >= 70e9 / 96e9);
   CHECK(remote.step > local.step);
   // The socket link is the bottleneck: the busiest link is a UPI direction.
   REQUIRE(!remote.busiest.empty());
   const std::string& hot = remote.busiest.front().link;
   CHECK_MESSAGE((hot.find("cpu0->cpu1") != std::string::npos || hot.find("cpu1->cpu0") != std::string::npos), hot);
-  CHECK(remote.by_collective.at("weight_load").bytes.count() == doctest::Approx(140e9).epsilon(1e-9));
+  CHECK(remote.by_collective.at("weight_load").bytes.count() == rel_approx(140e9).epsilon(1e-9));
 }
 
 TEST_CASE("model load: a NUMA node named by number is that socket's memory") {
@@ -218,7 +220,7 @@ TEST_CASE("model load: a NUMA node named by number is that socket's memory") {
   // Every GPU from socket 0's memory: the 4 GPUs of socket 1 cross UPI (70 GB one way).
   const StepResult zero = step(s, g, Method::simulate);
   REQUIRE(zero.by_tier.count("upi") == 1);
-  CHECK(zero.by_tier.at("upi").bytes.count() == doctest::Approx(70e9).epsilon(1e-9));
+  CHECK(zero.by_tier.at("upi").bytes.count() == rel_approx(70e9).epsilon(1e-9));
   CHECK(zero.step.count() >= 70e9 / 96e9);
 }
 
@@ -232,12 +234,12 @@ TEST_CASE("model load from storage: GPUDirect Storage vs a bounce through host m
   const double floor = 140e9 / (8 * 7.88e9);
   CHECK(gds.step.count() >= floor);
   CHECK(bounce.step.count() >= floor);
-  CHECK(gds.step.count() == doctest::Approx(140e9 / (8 * 7.88e9 * 0.84)).epsilon(0.01));
+  CHECK(gds.step.count() == rel_approx(140e9 / (8 * 7.88e9 * 0.84)).epsilon(0.01));
   // The bounce moves every byte twice: drive -> host, then host -> GPU; GDS once.
   CHECK(gds.by_collective.count("storage_read") == 0);
-  CHECK(gds.by_collective.at("weight_load").bytes.count() == doctest::Approx(140e9).epsilon(1e-9));
-  CHECK(bounce.by_collective.at("storage_read").bytes.count() == doctest::Approx(140e9).epsilon(1e-9));
-  CHECK(bounce.by_collective.at("weight_load").bytes.count() == doctest::Approx(140e9).epsilon(1e-9));
+  CHECK(gds.by_collective.at("weight_load").bytes.count() == rel_approx(140e9).epsilon(1e-9));
+  CHECK(bounce.by_collective.at("storage_read").bytes.count() == rel_approx(140e9).epsilon(1e-9));
+  CHECK(bounce.by_collective.at("weight_load").bytes.count() == rel_approx(140e9).epsilon(1e-9));
   CHECK(bounce.by_tier.at("pcie").bytes > gds.by_tier.at("pcie").bytes);
   // The last chunk is still to copy when the drives finish: the bounce is the slower, by at
   // least that chunk (17.5 GB / 8 drives / 8 chunks = 273 MB) over a Gen5 x16 link.
@@ -305,14 +307,14 @@ TEST_CASE("disaggregation: shipping the KV cache layer by layer hides it behind 
   const StepResult layer = run_file("llama70b-disagg-layer.yaml");
   const StepResult all = run_file("llama70b-disagg-all.yaml");
   // 4096 tokens x 80 layers x 2 (K, V) x 1024 (8 of 64 heads of 8192) x 2 B = 1.34 GB, 8 ranks.
-  CHECK(layer.by_collective.at("kv_transfer").bytes.count() == doctest::Approx(4096.0 * 80 * 2 * 1024 * 2));
+  CHECK(layer.by_collective.at("kv_transfer").bytes.count() == rel_approx(4096.0 * 80 * 2 * 1024 * 2));
   CHECK(layer.by_collective.at("kv_transfer").count == 80 * 8);
   CHECK(all.by_collective.at("kv_transfer").count == 8);
   // At the end the whole cache crosses NDR at once (~3.5 ms); layer by layer only the last
   // layer's share is left when the prefill ends.
   CHECK(layer.step < all.step);
   CHECK(all.step.count() - layer.step.count() > 2e-3);
-  CHECK(layer.exposed_comm.count() == doctest::Approx(layer.step.count() - layer.compute.count()));
+  CHECK(layer.exposed_comm.count() == rel_approx(layer.step.count() - layer.compute.count()));
 }
 
 TEST_CASE("disaggregation: the KV cache shipped is the one memory counts (MLA whole per rank, GQA heads per rank)") {
@@ -322,12 +324,12 @@ TEST_CASE("disaggregation: the KV cache shipped is the one memory counts (MLA wh
   // whole on each of the 8 TP ranks.
   s.model.kv_bytes_per_token = 576 * 2;
   CHECK(step(s, g, Method::simulate).by_collective.at("kv_transfer").bytes.count() ==
-        doctest::Approx(4096.0 * 80 * 1152 * 8));
+        rel_approx(4096.0 * 80 * 1152 * 8));
   // 4 KV heads over TP 8: each rank holds (and ships) one whole head of 128, as vLLM replicates it.
   s.model.kv_bytes_per_token = 0;
   s.model.kv_heads = 4;
   CHECK(step(s, g, Method::simulate).by_collective.at("kv_transfer").bytes.count() ==
-        doctest::Approx(4096.0 * 80 * 2 * 128 * 2 * 8));
+        rel_approx(4096.0 * 80 * 2 * 128 * 2 * 8));
 }
 
 namespace {
@@ -350,19 +352,19 @@ TEST_CASE("micro-batches: a pipeline's compute-only step is (m + pp - 1) stage s
   for (int m : {2, 4, 8}) {
     CAPTURE(m);
     const StepResult r = run_with_micro_batches("llama70b-2node-pp2-microbatch.yaml", m);
-    CHECK(r.compute.count() == doctest::Approx((m + 1) * stage / m).epsilon(1e-9));
+    CHECK(r.compute.count() == rel_approx((m + 1) * stage / m).epsilon(1e-8));   // picosecond rounding
     // Conservation: the same activations cross the stage boundary, the same all_reduce bytes.
     CHECK(r.by_collective.at("pp_send_recv").bytes.count() ==
-          doctest::Approx(one.by_collective.at("pp_send_recv").bytes.count()));
+          rel_approx(one.by_collective.at("pp_send_recv").bytes.count()));
     CHECK(r.by_collective.at("tp_all_reduce").bytes.count() ==
-          doctest::Approx(one.by_collective.at("tp_all_reduce").bytes.count()));
+          rel_approx(one.by_collective.at("tp_all_reduce").bytes.count()));
     CHECK(r.by_collective.at("tp_all_reduce").count == m * one.by_collective.at("tp_all_reduce").count);
     // Stages in flight: faster than the unsplit step, never faster than its compute alone.
     CHECK(r.step < one.step);
     CHECK(r.step >= r.compute);
-    CHECK(r.exposed_comm.count() == doctest::Approx(r.step.count() - r.compute.count()));
+    CHECK(r.exposed_comm.count() == rel_approx(r.step.count() - r.compute.count()));
     // Each GPU computes its stage's layers for every micro-batch: a stage's work per step.
-    CHECK(r.compute_utilisation == doctest::Approx(stage / r.step.count()).epsilon(1e-6));  // ps-rounded kernels
+    CHECK(r.compute_utilisation == rel_approx(stage / r.step.count()).epsilon(1e-6));  // ps-rounded kernels
   }
 }
 
@@ -370,15 +372,15 @@ TEST_CASE("micro-batches: two ping-ponging micro-batches hide EP all_to_all behi
   const StepResult one = run_with_micro_batches("mixtral-ep8-2node-pingpong.yaml", 1);
   const StepResult two = run_file("mixtral-ep8-2node-pingpong.yaml");
   // Without pipeline stages, splitting a compute-bound prefill costs no compute...
-  CHECK(two.compute.count() == doctest::Approx(one.compute.count()).epsilon(1e-9));
+  CHECK(two.compute.count() == rel_approx(one.compute.count()).epsilon(1e-9));
   // ... nothing overlaps with one micro-batch: step = compute + every all_to_all...
-  CHECK(one.step.count() == doctest::Approx(one.compute.count() + one.comm.count()).epsilon(1e-6));
+  CHECK(one.step.count() == rel_approx(one.compute.count() + one.comm.count()).epsilon(1e-6));
   // ... and with two, most of the all_to_all time hides behind the other's compute.
   CHECK(two.exposed_comm.count() < 0.5 * one.exposed_comm.count());
   CHECK(two.step < one.step);
   CHECK(two.step >= two.compute);
   CHECK(two.by_collective.at("ep_all_to_all").bytes.count() ==
-        doctest::Approx(one.by_collective.at("ep_all_to_all").bytes.count()));
+        rel_approx(one.by_collective.at("ep_all_to_all").bytes.count()));
   CHECK(two.by_collective.at("ep_all_to_all").count == 2 * one.by_collective.at("ep_all_to_all").count);
 }
 
@@ -415,7 +417,7 @@ TEST_CASE("micro-batches: a given layer_time is shared out by tokens, and a deco
   Scenario s = load_scenario(given);
   const topo::LinkGraph g = topo::load_topology(s.topology);
   CHECK(step(s, g, Method::simulate).compute.count() ==
-        doctest::Approx(80 * 200e-6).epsilon(1e-9));
+        rel_approx(80 * 200e-6).epsilon(1e-7));   // its nodes rounded to integer picoseconds: 320 ps in 16 ms
   // A memory-bound decode reads every weight once per micro-batch: splitting it costs compute.
   const std::string decode = write_temp("mb_decode.yaml", std::string("topology: ") + repo("topologies/hgx-h100.yaml") +
                                                               "\n" + kModel +
@@ -484,14 +486,14 @@ constexpr double kGen5 = 63e9, kPcieEfficiency = 0.84;
 TEST_CASE("KV offload on the PCIe box: every step copies the KV cache in over the uplinks two GPUs share") {
   const StepResult r = run_file("llama70b-decode-kv-offload.yaml");
   REQUIRE(r.offload);
-  CHECK(r.offload->to_gpu.count() == doctest::Approx(8 * kKvPerGpu).epsilon(1e-9));
-  CHECK(r.offload->to_host.count() == doctest::Approx(8 * kNewKvPerGpu).epsilon(1e-9));
+  CHECK(r.offload->to_gpu.count() == rel_approx(8 * kKvPerGpu).epsilon(1e-9));
+  CHECK(r.offload->to_host.count() == rel_approx(8 * kNewKvPerGpu).epsilon(1e-9));
   // Two GPUs' copies share a switch's x16 uplink: 2 x 5.37 GB / 63 GB/s = 170 ms at the raw
   // rate bounds the copies below; at the achievable 84% they take 2 x 5.37 / 52.9 = 203 ms,
   // which the copies (back to back, layer by layer) should reach within 5%.
   const double achievable = 2 * kKvPerGpu / (kGen5 * kPcieEfficiency);
   CHECK(r.offload->time.count() >= 2 * kKvPerGpu / kGen5);
-  CHECK(r.offload->time.count() == doctest::Approx(achievable).epsilon(0.05));
+  CHECK(r.offload->time.count() == rel_approx(achievable).epsilon(0.05));
   // The step holds its copies; what it waits for is the step beyond the same step with the KV
   // cache resident (~30 ms: 11 ms of compute and the TP all_reduces over PCIe), which cannot
   // hide 200 ms of copies: at least the copies' time less that step is exposed.
@@ -500,10 +502,10 @@ TEST_CASE("KV offload on the PCIe box: every step copies the KV cache in over th
   s.workload.offload = {};
   const StepResult resident = step(s, topo::load_topology(s.topology, s.set), Method::simulate);
   CHECK(!resident.offload);
-  CHECK(r.offload->exposed.count() == doctest::Approx(r.step.count() - resident.step.count()).epsilon(1e-9));
+  CHECK(r.offload->exposed.count() == rel_approx(r.step.count() - resident.step.count()).epsilon(1e-9));
   CHECK(r.offload->exposed.count() >= r.offload->time.count() - resident.step.count());
   // The GPU keeps two layers' buffers of its offloaded KV cache: 2 / 80 of it.
-  CHECK(r.memory.kv_cache.count() == doctest::Approx(kKvPerGpu * 2 / 80).epsilon(1e-9));
+  CHECK(r.memory.kv_cache.count() == rel_approx(kKvPerGpu * 2 / 80).epsilon(1e-9));
 }
 
 TEST_CASE("KV offload: buffers on the far socket are slower, the UPI link carrying every byte") {
@@ -515,7 +517,7 @@ TEST_CASE("KV offload: buffers on the far socket are slower, the UPI link carryi
   // (The TP all_reduces' SHM transfers between the sockets cross it in both runs.)
   REQUIRE(remote.by_tier.count("upi") == 1);
   const double shm = local.by_tier.count("upi") ? local.by_tier.at("upi").bytes.count() : 0.0;
-  CHECK(remote.by_tier.at("upi").bytes.count() - shm == doctest::Approx(8 * (kKvPerGpu + kNewKvPerGpu)).epsilon(1e-6));
+  CHECK(remote.by_tier.at("upi").bytes.count() - shm == rel_approx(8 * (kKvPerGpu + kNewKvPerGpu)).epsilon(1e-6));
   // The 4 GPUs of a socket pull 4 x 5.37 GB through one direction of UPI (3 x 32 GB/s): 224 ms
   // at the raw rate, beyond the local copies' 203 ms.
   CHECK(remote.offload->time.count() >= 4 * kKvPerGpu / 96e9);
@@ -527,13 +529,13 @@ TEST_CASE("KV offload: NVLink-C2C on GB200 copies the same KV cache several time
   const StepResult pcie = run_file("llama70b-decode-kv-offload.yaml");
   const StepResult c2c = run_file("llama70b-decode-kv-offload-c2c.yaml");
   REQUIRE(c2c.offload);
-  CHECK(c2c.offload->to_gpu.count() == doctest::Approx(8 * kKvPerGpu).epsilon(1e-9));
+  CHECK(c2c.offload->to_gpu.count() == rel_approx(8 * kKvPerGpu).epsilon(1e-9));
   REQUIRE(c2c.by_tier.count("c2c") == 1);
   CHECK(c2c.by_tier.count("pcie") == 0);
   // Each GPU its own C2C share, 225 GB/s a direction (topologies/gb200-nvl72.yaml), at the 80%
   // the model grants Blackwell's C2C (models/params.yaml): 5.37 GB / 180 GB/s = 29.8 ms, within 5%.
   CHECK(c2c.offload->time.count() >= kKvPerGpu / 225e9);
-  CHECK(c2c.offload->time.count() == doctest::Approx(kKvPerGpu / (225e9 * 0.8)).epsilon(0.05));
+  CHECK(c2c.offload->time.count() == rel_approx(kKvPerGpu / (225e9 * 0.8)).epsilon(0.05));
   // 203 ms over shared PCIe uplinks against 30 ms: more than 5x.
   CHECK(c2c.offload->time.count() * 5.0 < pcie.offload->time.count());
   CHECK(c2c.step < pcie.step);
@@ -559,9 +561,9 @@ TEST_CASE("KV offload: a small share hides behind the step's compute; weights of
   REQUIRE(weights.offload);
   // Weights per GPU at TP 8: 80 layers x (attention 2h²(1 + 1/8) + MLP 3 h ffn) / 8 x 2 B.
   const double h = 8192, per_gpu = 80 * (2 * h * h * (1 + 1.0 / 8) + 3 * h * 28672) / 8 * 2;
-  CHECK(weights.offload->to_gpu.count() == doctest::Approx(8 * 0.5 * per_gpu).epsilon(1e-9));
+  CHECK(weights.offload->to_gpu.count() == rel_approx(8 * 0.5 * per_gpu).epsilon(1e-9));
   CHECK(weights.offload->to_host.count() == 0.0);   // weights are read, never written back
-  CHECK(weights.memory.weights.count() == doctest::Approx(per_gpu * (0.5 + 0.5 * 2 / 80)).epsilon(1e-9));
+  CHECK(weights.memory.weights.count() == rel_approx(per_gpu * (0.5 + 0.5 * 2 / 80)).epsilon(1e-9));
   CHECK(weights.offload->time.count() >= 2 * 0.5 * per_gpu / kGen5);
 }
 
@@ -598,7 +600,7 @@ TEST_CASE("KV offload: bad offload keys and values are refused where they are wr
   CHECK(std::string(e6.what()).find("micro_batches: 1") != std::string::npos);
   // A percentage is a share too.
   const Scenario pct = load_scenario(write_temp("pct.yaml", head + decode + "{kv: 25%}}\nlayout: {tp: 8}\n"));
-  CHECK(pct.workload.offload.kv == doctest::Approx(0.25));
+  CHECK(pct.workload.offload.kv == rel_approx(0.25));
 
   // A far NUMA node the topology cannot reach, at the value's line and column.
   const std::string path = write_temp("nolink-offload.yaml", std::string("topology: ") + repo("topologies/gb200-nvl72.yaml") +

@@ -6,6 +6,7 @@
 
 #include "sim/executor.h"
 #include "sim/transfer_dag.h"
+#include "tests/approx.h"
 
 using namespace wiresim::sim;
 
@@ -38,7 +39,7 @@ TEST_CASE("executor: a single transfer takes alpha + B / beta") {
   // Busy only while bytes flow: 10 us.
   CHECK(std::abs(r.links[0].busy.count() - 10e-6) <= kPs);
   // 1e6 B over 11 us at 1e11 B/s capacity: 1e6 / 1.1e6 = 0.909.
-  CHECK(r.links[0].utilisation == doctest::Approx(1.0 / 1.1));
+  CHECK(r.links[0].utilisation == rel_approx(1.0 / 1.1));
   CHECK(r.peak_concurrent_transfers == 1);
 }
 
@@ -298,7 +299,7 @@ TEST_CASE("executor: random DAGs keep every invariant and run identically twice"
     for (NodeId id = 0; id < dag.size(); ++id)
       for (LinkId l : dag.links(id)) expected[l] += dag.node(id).bytes.count();
     for (LinkId l = 0; l < n_links; ++l) {
-      CHECK(a.links[l].carried.count() == doctest::Approx(expected[l]));
+      CHECK(a.links[l].carried.count() == rel_approx(expected[l]));
       CHECK(a.links[l].carried.count() == b.links[l].carried.count());
       CHECK(a.links[l].busy == b.links[l].busy);
       CHECK(a.links[l].busy <= a.makespan);

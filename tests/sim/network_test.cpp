@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "sim/network.h"
+#include "tests/approx.h"
 
 using namespace wiresim::sim;
 
@@ -72,9 +73,9 @@ TEST_CASE("network: a window re-shares a giant component around the change only"
   net.add_flow(b, 1e9, Network::kNoCap, 0.0, 4, 0);
   net.reshare(0);
   // Every link was touched: the window holds every flow, so the rates are the exact ones.
-  CHECK(*net.rate_of(2) == doctest::Approx(100e9 / 3));
-  CHECK(*net.rate_of(3) == doctest::Approx(100e9 / 3));
-  CHECK(*net.rate_of(1) == doctest::Approx(200e9 / 3));
+  CHECK(*net.rate_of(2) == rel_approx(100e9 / 3));
+  CHECK(*net.rate_of(3) == rel_approx(100e9 / 3));
+  CHECK(*net.rate_of(1) == rel_approx(200e9 / 3));
   // f3 (1 kB at 33.3 GB/s) ends at 30 ns. Exact max-min would now give f1, f2, f4 50 GB/s
   // each. The window is B's flows, f2 and f4: B is theirs (100 GB/s), but on A f1 keeps
   // its 66.7 GB/s and f2 may use only the 33.3 GB/s it leaves; so f2 stays at 33.3 and
@@ -87,9 +88,9 @@ TEST_CASE("network: a window re-shares a giant component around the change only"
   net.reshare(end3);
   CHECK(net.approximate());
   CHECK(net.local_reshares() >= 1);
-  CHECK(*net.rate_of(2) == doctest::Approx(100e9 / 3));
-  CHECK(*net.rate_of(4) == doctest::Approx(200e9 / 3));
-  CHECK(*net.rate_of(1) == doctest::Approx(200e9 / 3));
+  CHECK(*net.rate_of(2) == rel_approx(100e9 / 3));
+  CHECK(*net.rate_of(4) == rel_approx(200e9 / 3));
+  CHECK(*net.rate_of(1) == rel_approx(200e9 / 3));
 }
 
 TEST_CASE("network: ends in a giant component wait until they free the slack") {
@@ -104,22 +105,22 @@ TEST_CASE("network: ends in a giant component wait until they free the slack") {
   net.add_flow(both, 1e9, Network::kNoCap, 0.0, 4, 0);
   net.add_flow(l1, 1e9, 500e9, 0.0, 5, 0);             // capped: link 1 has room left
   net.reshare(0);
-  CHECK(*net.rate_of(2) == doctest::Approx(20e9));
-  CHECK(*net.rate_of(5) == doctest::Approx(500e9));
+  CHECK(*net.rate_of(2) == rel_approx(20e9));
+  CHECK(*net.rate_of(5) == rel_approx(500e9));
   std::vector<std::uint32_t> done;
   SimTime t = *net.next_completion();  // flow 0: 1 kB at 20 GB/s = 50 ns
   CHECK(t == 50'000);
   net.take_completed(t, done);
   net.reshare(t);
   // 20% freed: deferred, every rate as it was (link 0 runs at 80%).
-  CHECK(*net.rate_of(2) == doctest::Approx(20e9));
-  CHECK(*net.rate_of(1) == doctest::Approx(20e9));
+  CHECK(*net.rate_of(2) == rel_approx(20e9));
+  CHECK(*net.rate_of(1) == rel_approx(20e9));
   t = *net.next_completion();  // flow 1: 2 kB at 20 GB/s = 100 ns
   CHECK(t == 100'000);
   net.take_completed(t, done);
   net.reshare(t);
   // 40% freed: link 0's three flows share it again, 33.3 GB/s each (exact here: flow 4's
   // other link has room).
-  CHECK(*net.rate_of(2) == doctest::Approx(100e9 / 3));
-  CHECK(*net.rate_of(4) == doctest::Approx(100e9 / 3));
+  CHECK(*net.rate_of(2) == rel_approx(100e9 / 3));
+  CHECK(*net.rate_of(4) == rel_approx(100e9 / 3));
 }

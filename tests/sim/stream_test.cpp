@@ -12,6 +12,7 @@
 #include "sim/executor.h"
 #include "sim/stream.h"
 #include "sim/transfer_dag.h"
+#include "tests/approx.h"
 
 using namespace wiresim::sim;
 
@@ -369,10 +370,10 @@ TEST_CASE("stream: the header's chain of delays") {
   std::vector<NodeId> order;
   const StreamResult r = run_streaming(links, source, {}, [&](NodeId id, const DagNode& node, const NodeTiming& t) {
     CHECK(node.kind == NodeKind::delay);
-    CHECK(t.end.count() - t.start.count() == doctest::Approx(1e-6));
+    CHECK(t.end.count() - t.start.count() == rel_approx(1e-6));
     order.push_back(id);
   });
-  CHECK(r.totals.makespan.count() == doctest::Approx(10e-6));
+  CHECK(r.totals.makespan.count() == rel_approx(10e-6));
   CHECK(r.nodes == 10);
   CHECK(order == std::vector<NodeId>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
   CHECK(r.peak_window <= 2);

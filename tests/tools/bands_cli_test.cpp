@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/approx.h"
 #include "tests/tools/run_binary.h"
 
 using namespace wiresim_test;
@@ -55,7 +56,7 @@ TEST_CASE("coll --bands under a fitted overlay: the overlay's held-out error is 
   const auto r = nlohmann::json::parse(j.out)["results"][0];
   const double t = r["time_us"].get<double>();
   // [t / (1 + e), t (1 + e)]: symmetric in ratio, so lo x hi = t^2.
-  CHECK(r["time_us_lo"].get<double>() * r["time_us_hi"].get<double>() == doctest::Approx(t * t));
+  CHECK(r["time_us_lo"].get<double>() * r["time_us_hi"].get<double>() == rel_approx(t * t));
   CHECK(r["time_us_hi"].get<double>() > t);
   CHECK(r["band_source"].get<std::string>().find("held-out") != std::string::npos);
 }
@@ -74,8 +75,8 @@ TEST_CASE("run --bands and sweep --bands: the step's interval, exposed communica
   const Run c = wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --sizes 64MiB --dtype bf16 --bands --format json");
   REQUIRE(c.exit_code == 0);
   const auto row = nlohmann::json::parse(c.out)["results"][0];
-  CHECK(lo / step == doctest::Approx(row["time_us_lo"].get<double>() / row["time_us"].get<double>()).epsilon(1e-6));
-  CHECK(hi / step == doctest::Approx(row["time_us_hi"].get<double>() / row["time_us"].get<double>()).epsilon(1e-6));
+  CHECK(lo / step == rel_approx(row["time_us_lo"].get<double>() / row["time_us"].get<double>()).epsilon(1e-6));
+  CHECK(hi / step == rel_approx(row["time_us_hi"].get<double>() / row["time_us"].get<double>()).epsilon(1e-6));
   CHECK(wiresim("run scenarios/llama70b-tp8-prefill.yaml --bands --model naive").exit_code == 2);
 
   const Run s = wiresim("sweep --topo topologies/hgx-h100.yaml --model scenarios/models/llama-70b.yaml --tokens 4096 "

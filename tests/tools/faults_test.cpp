@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/approx.h"
 #include "tests/tools/run_binary.h"
 
 using namespace wiresim_test;
@@ -72,11 +73,11 @@ TEST_CASE("a 2-node H100 ring all_reduce with one NIC failed takes about twice a
   CHECK(one_down / healthy > 1.8);
   CHECK(one_down / healthy < 2.05);
   // A NIC at half its rate costs the same as one carrying two shares: the same bottleneck.
-  CHECK(ring_1gib_us("--degrade node0.nic0=50%") == doctest::Approx(one_down).epsilon(1e-9));
+  CHECK(ring_1gib_us("--degrade node0.nic0=50%") == rel_approx(one_down).epsilon(1e-9));
   // A rail is a pattern: rail 2 down is node 0's and node 1's NIC 2 down (and their leaf), and
   // at half its rate it costs what one NIC carrying two shares does.
-  CHECK(ring_1gib_us("--fail rail2") == doctest::Approx(ring_1gib_us("--fail node0.nic2 --fail node1.nic2")).epsilon(1e-12));
-  CHECK(ring_1gib_us("--degrade rail2=50%") == doctest::Approx(one_down).epsilon(1e-9));
+  CHECK(ring_1gib_us("--fail rail2") == rel_approx(ring_1gib_us("--fail node0.nic2 --fail node1.nic2")).epsilon(1e-12));
+  CHECK(ring_1gib_us("--degrade rail2=50%") == rel_approx(one_down).epsilon(1e-9));
   // A second NIC down on the same node: slower again.
   CHECK(ring_1gib_us("--fail node0.nic0 --fail node0.nic1") > 1.3 * one_down);
 }

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/approx.h"
 #include "tests/tools/run_binary.h"
 
 using namespace wiresim_test;
@@ -23,11 +24,11 @@ TEST_CASE("run --format json: the contract's keys, and micro-batches that overla
   CHECK(j["breakdown"]["by_collective"].contains("ep_all_to_all"));
   // Step = compute alone + what is exposed; two micro-batches hide most of the all_to_all.
   CHECK(j["step_time_ms"].get<double>() ==
-        doctest::Approx(j["compute_time_ms"].get<double>() + j["exposed_comm_ms"].get<double>()));
+        rel_approx(j["compute_time_ms"].get<double>() + j["exposed_comm_ms"].get<double>()));
   CHECK(j["exposed_comm_ms"].get<double>() < 0.5 * j["comm_time_ms"].get<double>());
   // No pipeline: every GPU computes the whole compute-bound step, so busy = compute / step.
   CHECK(j["compute_utilisation"].get<double>() ==
-        doctest::Approx(j["compute_time_ms"].get<double>() / j["step_time_ms"].get<double>()).epsilon(1e-6));
+        rel_approx(j["compute_time_ms"].get<double>() / j["step_time_ms"].get<double>()).epsilon(1e-6));
 }
 
 TEST_CASE("sweep --micro-batches: ranks the same layouts, and refuses a count that does not fit") {
@@ -121,7 +122,7 @@ TEST_CASE("run: an offloading decode prints its copies per step, with units, and
   REQUIRE(j.contains("offload"));
   const auto& o = j["offload"];
   // 8 GPUs x 32 sequences x 4096 tokens x 512 B x 80 layers of KV cache copied in per step.
-  CHECK(o["to_gpu_bytes"].get<double>() == doctest::Approx(8.0 * 32 * 4096 * 512 * 80).epsilon(1e-9));
+  CHECK(o["to_gpu_bytes"].get<double>() == rel_approx(8.0 * 32 * 4096 * 512 * 80).epsilon(1e-9));
   CHECK(o["kv_share"].get<double>() == 1.0);
   CHECK(o["host"] == "host memory");
   // The copies are part of the step, and what is exposed of them is no more than the step.
@@ -151,9 +152,9 @@ TEST_CASE("run: an offloading decode prints its copies per step, with units, and
     REQUIRE(it != names.end());
     return std::stod(cells[static_cast<std::size_t>(it - names.begin())]);
   };
-  CHECK(cell("offload_to_gpu_bytes") == doctest::Approx(o["to_gpu_bytes"].get<double>()).epsilon(1e-12));
-  CHECK(cell("offload_to_host_bytes") == doctest::Approx(o["to_host_bytes"].get<double>()).epsilon(1e-12));
-  CHECK(cell("offload_time_ms") == doctest::Approx(o["time_ms"].get<double>()).epsilon(1e-6));
-  CHECK(cell("offload_exposed_ms") == doctest::Approx(o["exposed_ms"].get<double>()).epsilon(1e-6));
+  CHECK(cell("offload_to_gpu_bytes") == rel_approx(o["to_gpu_bytes"].get<double>()).epsilon(1e-12));
+  CHECK(cell("offload_to_host_bytes") == rel_approx(o["to_host_bytes"].get<double>()).epsilon(1e-12));
+  CHECK(cell("offload_time_ms") == rel_approx(o["time_ms"].get<double>()).epsilon(1e-6));
+  CHECK(cell("offload_exposed_ms") == rel_approx(o["exposed_ms"].get<double>()).epsilon(1e-6));
   CHECK(wiresim("run scenarios/llama70b-tp8-decode.yaml --format csv").out.find("offload") == std::string::npos);
 }

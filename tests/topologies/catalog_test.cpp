@@ -8,6 +8,7 @@
 #include <string>
 
 #include "input/input_error.h"
+#include "tests/approx.h"
 #include "topologies/builder.h"
 #include "topologies/catalog.h"
 
@@ -106,7 +107,7 @@ TEST_CASE("every entry's topology loads from anywhere, has GPUs, and agrees on t
     CHECK(g.gpus().size() > 0);
     // The topology and the catalogue describe the same GPU; B200 differs by 4% (7.7 vs 8 TB/s).
     const double topo_bw = first_gpu(g).memory_bandwidth.count();
-    CHECK(e.memory_bandwidth.value->count() == doctest::Approx(topo_bw).epsilon(0.05));
+    CHECK(e.memory_bandwidth.value->count() == rel_approx(topo_bw).epsilon(0.05));
     // The capacity a memory check uses is the catalogue's, exactly.
     CHECK(first_gpu(g).memory.count() == e.memory.value->count());
   }
@@ -138,15 +139,15 @@ TEST_CASE("units: the H100 SXM holds what its datasheet says, in bytes and FLOP/
   // Oracles from NVIDIA's H100 SXM datasheet: 80 GB, 3.35 TB/s, BF16 1,979 and FP8 3,958
   // TFLOPS with sparsity (dense is half), 700 W.
   CHECK(h100.memory.value->count() == 80e9);
-  CHECK(h100.memory_bandwidth.value->count() == doctest::Approx(3.35e12));
-  CHECK(*h100.peak_flops.at("bf16").value == doctest::Approx(1979e12 / 2).epsilon(0.001));
-  CHECK(*h100.peak_flops.at("fp8").value == doctest::Approx(3958e12 / 2).epsilon(0.001));
+  CHECK(h100.memory_bandwidth.value->count() == rel_approx(3.35e12));
+  CHECK(*h100.peak_flops.at("bf16").value == rel_approx(1979e12 / 2).epsilon(0.001));
+  CHECK(*h100.peak_flops.at("fp8").value == rel_approx(3958e12 / 2).epsilon(0.001));
   CHECK(*h100.power_w.value == 700);
   // FP8 is twice BF16 on every GPU that has it (the L40S datasheet: 733 vs 362.05, 2.02x);
   // the A100 (Ampere) has none.
   for (const auto& e : default_catalog().entries)
     if (e.peak_flops.count("fp8"))
-      CHECK(*e.peak_flops.at("fp8").value == doctest::Approx(2 * *e.peak_flops.at("bf16").value).epsilon(0.02));
+      CHECK(*e.peak_flops.at("fp8").value == rel_approx(2 * *e.peak_flops.at("bf16").value).epsilon(0.02));
   CHECK(default_catalog().at("hgx-a100").peak_flops.count("fp8") == 0);
   // Systems built of the same GPU share its figures.
   CHECK(default_catalog().at("cluster-h100-ib").memory.value->count() == 80e9);

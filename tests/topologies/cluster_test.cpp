@@ -6,6 +6,7 @@
 
 #include "input/input_error.h"
 
+#include "tests/approx.h"
 #include "topologies/builder.h"
 #include "topologies/routes.h"
 
@@ -61,9 +62,9 @@ TEST_CASE("cluster routes: same node, same rail across nodes, different rails") 
   CHECK(g.device(g.link(cross[3]).to).name.starts_with("spine"));
   CHECK(g.link_name(cross[4]).starts_with("spine"));
   CHECK(g.link_name(cross[4]).ends_with("->leaf5"));
-  CHECK(r.bottleneck(cross).count() == doctest::Approx(50e9));
+  CHECK(r.bottleneck(cross).count() == rel_approx(50e9));
   // Latency: 4 PCIe hops of 115 ns + 4 IB cables of 300 ns.
-  CHECK(r.latency(cross).count() == doctest::Approx(4 * 115e-9 + 4 * 300e-9));
+  CHECK(r.latency(cross).count() == rel_approx(4 * 115e-9 + 4 * 300e-9));
 }
 
 TEST_CASE("PXN: across rails, a GPU route crosses NVLink to the GPU on the destination's rail") {
@@ -123,7 +124,7 @@ TEST_CASE("ECMP: flows of one pair spread over all spines, deterministically") {
   // Bundles: 32 uplinks over 4 spines = 8 cables = 400 GB/s per leaf-spine link.
   const auto links = r.route(id(g, "node0.gpu0"), id(g, "node2.gpu7"), 1);
   CHECK(g.link(links[3]).count == 8);
-  CHECK(g.link(links[3]).bandwidth.count() == doctest::Approx(400e9));
+  CHECK(g.link(links[3]).bandwidth.count() == rel_approx(400e9));
   // A second router on the same graph picks the same paths.
   const Router again(g);
   for (std::uint32_t flow = 0; flow < 8; ++flow) {

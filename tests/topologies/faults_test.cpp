@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "input/input_error.h"
+#include "tests/approx.h"
 #include "topologies/builder.h"
 #include "topologies/faults.h"
 
@@ -32,7 +33,7 @@ TEST_CASE("a failed NIC leaves every adjacency list, keeps its link ids; a degra
   CHECK(r.summary == "degraded " + std::to_string(r.degraded.size()) + " links to 25% (node0.gpu0->*); failed 4 links (node0.nic0)");
   for (LinkId id : r.degraded) {
     CHECK(g.link_name(id).rfind("node0.gpu0->", 0) == 0);
-    CHECK(g.link(id).bandwidth.count() == doctest::Approx(0.25 * before[id]));
+    CHECK(g.link(id).bandwidth.count() == rel_approx(0.25 * before[id]));
   }
   CHECK_FALSE(r.degraded.empty());
   // Outputs name what a fault did: labels, and the simulator's link names (traces).

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "tests/approx.h"
 #include "topologies/builder.h"
 #include "topologies/routes.h"
 
@@ -17,12 +18,12 @@ TEST_CASE("hgx-h100 loads: 8 GPUs with 450 GB/s of NVLink each and a NIC each") 
   const Device& gpu = g.device(g.gpus()[0]);
   CHECK(gpu.model == "H100");
   CHECK(gpu.arch == "hopper");
-  CHECK(gpu.memory_bandwidth.count() == doctest::Approx(3.35e12));
+  CHECK(gpu.memory_bandwidth.count() == rel_approx(3.35e12));
   // 18 NVLinks x 25 GB/s = 450 GB/s per direction, in one link to the logical NVSwitch.
   const Link& nvl = g.link(g.out_links(g.gpus()[0])[0]);
   CHECK(nvl.tier == Tier::nvlink);
   CHECK(nvl.count == 18);
-  CHECK(nvl.bandwidth.count() == doctest::Approx(450e9));
+  CHECK(nvl.bandwidth.count() == rel_approx(450e9));
   CHECK(g.device(nvl.to).kind == DeviceKind::nvswitch);
   CHECK(g.device(nvl.to).multicast);
   // Full duplex: every link has its reverse.
@@ -41,8 +42,8 @@ TEST_CASE("hgx-h100 routes: GPU pairs go through the NVSwitch, GPU to NIC throug
   REQUIRE(links.size() == 2);
   CHECK(g.link_name(links[0]) == "gpu0->nvswitch0");
   CHECK(g.link_name(links[1]) == "nvswitch0->gpu5");
-  CHECK(r.latency(links).count() == doctest::Approx(500e-9));
-  CHECK(r.bottleneck(links).count() == doctest::Approx(450e9));
+  CHECK(r.latency(links).count() == rel_approx(500e-9));
+  CHECK(r.bottleneck(links).count() == rel_approx(450e9));
   CHECK(r.transport(id(g, "gpu0"), id(g, "gpu5")) == Transport::p2p_nvlink);
   // The route is cached: asking again gives the same storage.
   CHECK(r.route(id(g, "gpu0"), id(g, "gpu5")).data() == links.data());

@@ -6,6 +6,7 @@
 
 #include "input/file.h"
 #include "input/input_error.h"
+#include "tests/approx.h"
 #include "topologies/builder.h"
 #include "topologies/describe.h"
 #include "topologies/import.h"
@@ -80,15 +81,15 @@ TEST_CASE("IBM Cloud H100 VM dump: 8 GPUs on NVSwitch, a GPU and a NIC per bridg
   const Link& nv = link(g, "gpu0", "nvswitch0");
   CHECK(nv.tier == Tier::nvlink);
   CHECK(nv.count == 18);
-  CHECK(nv.bandwidth.count() == doctest::Approx(450e9));
+  CHECK(nv.bandwidth.count() == rel_approx(450e9));
   // GPU <pci>: 32.0 GT/s, link_width 0 (read as x16): 32e9 x 16 x 128/130 / 8 B/s.
-  CHECK(link(g, "gpu0", "pcie_switch0").bandwidth.count() == doctest::Approx(32e9 * 16 * 128 / 130 / 8));
+  CHECK(link(g, "gpu0", "pcie_switch0").bandwidth.count() == rel_approx(32e9 * 16 * 128 / 130 / 8));
   // The VM's bridges: 2.5 GT/s x1 with 8b/10b = 0.25 GB/s up to the CPU.
-  CHECK(link(g, "pcie_switch0", "cpu0").bandwidth.count() == doctest::Approx(0.25e9));
+  CHECK(link(g, "pcie_switch0", "cpu0").bandwidth.count() == rel_approx(0.25e9));
   // familyid 6, modelid 143 (0x8F): Sapphire Rapids, UPI ~32 GB/s per link.
   const Link& upi = link(g, "cpu0", "cpu1");
   CHECK(upi.tier == Tier::upi);
-  CHECK(upi.bandwidth.count() == doctest::Approx(32e9));
+  CHECK(upi.bandwidth.count() == rel_approx(32e9));
   // NICs in document order: nic0 is mlx5_7, under the first bridge with GPU0; speed 200000 Mb/s.
   CHECK(yaml.find("nic[0]: mlx5_7, busid 0000:a3:00.0, port 1, 200 Gb/s = 25GB/s") != std::string::npos);
   CHECK(yaml.find("One node") != std::string::npos);
@@ -112,17 +113,17 @@ TEST_CASE("Azure NC A100 v4 dump: NVLink-bridged pairs, 4 NUMA nodes, no PCIe sp
   // GPU0 <-> GPU1 and GPU2 <-> GPU3: count 12 to a class 0x030200 target (a GPU), 25 GB/s each.
   const Link& pair = link(g, "gpu0", "gpu1");
   CHECK(pair.count == 12);
-  CHECK(pair.bandwidth.count() == doctest::Approx(300e9));
+  CHECK(pair.bandwidth.count() == rel_approx(300e9));
   CHECK(link(g, "gpu2", "gpu3").count == 12);
   CHECK_FALSE(g.find_link(*g.find("gpu0"), *g.find("gpu2")).has_value());
   // link_speed "" and link_width 0: NCCL's fallback 8 GT/s x16 = 8e9 x 16 x 128/130 / 8 B/s.
-  CHECK(link(g, "gpu0", "cpu0").bandwidth.count() == doctest::Approx(8e9 * 16 * 128 / 130 / 8));
+  CHECK(link(g, "gpu0", "cpu0").bandwidth.count() == rel_approx(8e9 * 16 * 128 / 130 / 8));
   // eth0 has no PCIe link in the dump: its speed, 100000 Mb/s = 12.5 GB/s, stands for it.
-  CHECK(link(g, "nic0", "cpu0").bandwidth.count() == doctest::Approx(12.5e9));
+  CHECK(link(g, "nic0", "cpu0").bandwidth.count() == rel_approx(12.5e9));
   // AuthenticAMD familyid 175 (0x19), modelid 1: EPYC 7003, xGMI at ~32 GB/s; 4 NUMA nodes: 6 pairs.
   const Link& xgmi = link(g, "cpu1", "cpu3");
   CHECK(xgmi.tier == Tier::xgmi);
-  CHECK(xgmi.bandwidth.count() == doctest::Approx(32e9));
+  CHECK(xgmi.bandwidth.count() == rel_approx(32e9));
   CHECK(label(g, "GPU0", "GPU1") == "NV12");
   CHECK(label(g, "GPU0", "GPU2") == "SYS");
   CHECK(label(g, "GPU0", "NIC0") == "NODE");
@@ -166,10 +167,10 @@ TEST_CASE("nested bridges, a Blackwell NVSwitch node, a device with no GPU or NI
   CHECK(count(g, DeviceKind::pcie_switch) == 3);  // 01, 02, 05; the disk (08) is left out
   CHECK(g.device(g.gpus()[0]).model == "B200");
   CHECK(g.device(g.gpus()[0]).arch == "blackwell");
-  CHECK(link(g, "gpu0", "nvswitch0").bandwidth.count() == doctest::Approx(18 * 50e9));  // NVLink 5
-  CHECK(link(g, "gpu1", "pcie_switch1").bandwidth.count() == doctest::Approx(16e9 * 8 * 128 / 130 / 8));
-  CHECK(link(g, "cpu0", "cpu1").bandwidth.count() == doctest::Approx(64e9));  // modelid 17: EPYC 9004
-  CHECK(link(g, "nic1", "cpu1").bandwidth.count() == doctest::Approx(10e9 / 8));  // speed -1: 10000 Mb/s
+  CHECK(link(g, "gpu0", "nvswitch0").bandwidth.count() == rel_approx(18 * 50e9));  // NVLink 5
+  CHECK(link(g, "gpu1", "pcie_switch1").bandwidth.count() == rel_approx(16e9 * 8 * 128 / 130 / 8));
+  CHECK(link(g, "cpu0", "cpu1").bandwidth.count() == rel_approx(64e9));  // modelid 17: EPYC 9004
+  CHECK(link(g, "nic1", "cpu1").bandwidth.count() == rel_approx(10e9 / 8));  // speed -1: 10000 Mb/s
   CHECK(label(g, "GPU0", "GPU1") == "NV18");
   CHECK(label(g, "GPU0", "GPU2") == "PXB");   // through bridges 02, 01, 05
   CHECK(label(g, "GPU2", "NIC0") == "PIX");   // both under bridge 05
@@ -181,7 +182,7 @@ TEST_CASE("nested bridges, a Blackwell NVSwitch node, a device with no GPU or NI
   const LinkGraph h = load_topology_text(import_nccl_xml(xml, "nested.xml", o), "nested.yaml");
   CHECK(h.device(h.gpus()[0]).model == "H200");
   CHECK(h.device(h.gpus()[0]).arch == "hopper");
-  CHECK(link(h, "gpu0", "nvswitch0").bandwidth.count() == doctest::Approx(18 * 25e9));
+  CHECK(link(h, "gpu0", "nvswitch0").bandwidth.count() == rel_approx(18 * 25e9));
   o.links["NV"] = parse_link_override("NV=25GB/s").second;
   CHECK_THROWS_AS(import_nccl_xml(xml, "nested.xml", o), wiresim::input::InputError);
 }
@@ -202,7 +203,7 @@ TEST_CASE("NVLink-C2C to the GPU's own CPU, an arm64 CPU") {
   const Link& c2c = link(g, "gpu0", "cpu0");
   REQUIRE(c2c.tier == Tier::c2c);
   CHECK(c2c.count == 2);
-  CHECK(c2c.bandwidth.count() == doctest::Approx(40e9));
+  CHECK(c2c.bandwidth.count() == rel_approx(40e9));
   // No inter-socket rate is known for arm64: the 32 GB/s placeholder, on the UPI tier.
   CHECK(link(g, "cpu0", "cpu1").tier == Tier::upi);
   CHECK(error_of("<system><cpu numaid=\"0\"><pci link_speed=\"8 GT/s\"><gpu sm=\"90\"><c2c bw=\"0\"/>"

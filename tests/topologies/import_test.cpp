@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "input/input_error.h"
+#include "tests/approx.h"
 #include "topologies/builder.h"
 #include "topologies/describe.h"
 #include "topologies/import.h"
@@ -66,7 +67,7 @@ TEST_CASE("import: what the labels say about the machine") {
   const auto l03 = r.route(g.gpus()[0], g.gpus()[3]);
   REQUIRE(l03.size() == 1);
   CHECK(g.link(l03[0]).count == 2);
-  CHECK(g.link(l03[0]).bandwidth.count() == doctest::Approx(50e9));
+  CHECK(g.link(l03[0]).bandwidth.count() == rel_approx(50e9));
   CHECK(r.transport(g.gpus()[0], g.gpus()[5]) == Transport::shm);
   // All 8 GPUs are one NVLink domain even though not every pair has a link.
   CHECK(r.nvlink_domain() == std::vector<int>(8, 0));
@@ -90,8 +91,8 @@ TEST_CASE("import options: the GPU model and per-label link rates") {
   const LinkGraph g = load_topology_text(import_topology(m, o), "4090.yaml");
   CHECK(g.device(g.gpus()[0]).arch == "ada");
   const Link& l = g.link(g.out_links(g.gpus()[0])[0]);
-  CHECK(l.bandwidth.count() == doctest::Approx(25e9));
-  CHECK(l.latency.count() == doctest::Approx(200e-9));
+  CHECK(l.bandwidth.count() == rel_approx(25e9));
+  CHECK(l.latency.count() == rel_approx(200e-9));
   o.gpu_model = "Z900";
   CHECK_THROWS_AS(import_topology(m, o), wiresim::input::InputError);
   CHECK_THROWS_AS(parse_link_override("PCI=25GB/s"), wiresim::input::InputError);

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "tests/approx.h"
 #include "topologies/builder.h"
 #include "topologies/link_graph.h"
 
@@ -48,5 +49,5 @@ TEST_CASE("a duplex link is two directed links with dense ids; overlays change o
   REQUIRE(specs.size() == 2);
   CHECK(specs[1].name == "nic0->gpu0");
   CHECK(specs[1].capacity.count() == 50e9);
-  CHECK(specs[0].latency.count() == doctest::Approx(115e-9));
+  CHECK(specs[0].latency.count() == rel_approx(115e-9));
 }

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "tests/approx.h"
 #include "topologies/builder.h"
 #include "topologies/routes.h"
 
@@ -60,7 +61,7 @@ TEST_CASE("every shipped topology loads with its GPU count, NVLink bandwidth and
     CHECK(g.gpus().size() == c.gpus);
     CHECK(count_kind(g, DeviceKind::nic) == c.nics);
     for (DeviceId gpu : g.gpus()) {
-      CHECK(nvlink_gbps(g, gpu) == doctest::Approx(c.nvlink_gbps));
+      CHECK(nvlink_gbps(g, gpu) == rel_approx(c.nvlink_gbps));
       CHECK(g.device(gpu).model == c.model);
       CHECK(g.device(gpu).memory_bandwidth.count() > 0);
     }
@@ -73,7 +74,7 @@ TEST_CASE("hgx-h200 is hgx-h100 with H200 GPUs") {
   CHECK(h200.name == "hgx-h200");
   CHECK(h200.device_count() == h100.device_count());
   CHECK(h200.link_count() == h100.link_count());
-  CHECK(h200.device(h200.gpus()[0]).memory_bandwidth.count() == doctest::Approx(4.8e12));
+  CHECK(h200.device(h200.gpus()[0]).memory_bandwidth.count() == rel_approx(4.8e12));
   CHECK(h200.device(h200.gpus()[0]).arch == "hopper");
 }
 
@@ -96,7 +97,7 @@ TEST_CASE("pcie-8gpu-2socket: PIX under a switch, NODE across switches, SYS acro
   const auto cross = r.route(gpu(0), gpu(4));
   REQUIRE(cross.size() == 5);
   CHECK(g.link(cross[2]).tier == Tier::upi);
-  CHECK(r.bottleneck(cross).count() == doctest::Approx(31.5e9));
+  CHECK(r.bottleneck(cross).count() == rel_approx(31.5e9));
   // Two GPUs share each NIC.
   CHECK(r.nic_for(gpu(0)) == *g.find("nic0"));
   CHECK(r.nic_for(gpu(1)) == *g.find("nic0"));
@@ -111,7 +112,7 @@ TEST_CASE("dgx-h100-nvme: 8 data drives, 4 a socket, read only from, never throu
     if (g.device(d).kind == DeviceKind::nvme) {
       REQUIRE(g.device(d).socket >= 0);
       ++on_socket[g.device(d).socket];
-      CHECK(g.device(d).read_bandwidth.count() == doctest::Approx(6.6 * 1073741824.0));
+      CHECK(g.device(d).read_bandwidth.count() == rel_approx(6.6 * 1073741824.0));
     }
   CHECK(on_socket[0] == 4);
   CHECK(on_socket[1] == 4);
