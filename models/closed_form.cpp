@@ -50,9 +50,11 @@ struct Shares {
   }
 
   // Payload rate of each edge, all sending at once (duty: closed_form.h, shared_rates).
-  std::vector<double> solve(const std::vector<double>& duty = {}) const {
+  std::vector<double> solve(const std::vector<double>& duty = {}) const { return solve(duty, caps); }
+
+  std::vector<double> solve(const std::vector<double>& duty, const std::vector<double>& edge_caps) const {
     std::vector<double> link_capacity = capacity;
-    const std::size_t n = caps.size();
+    const std::size_t n = edge_caps.size();
     if (duty.size() == n) {
       // Expected concurrency on each link: capacity scaled by k / (1 + (k - 1) f).
       std::vector<double> edges_on(capacity.size(), 0.0), duty_on(capacity.size(), 0.0);
@@ -69,9 +71,45 @@ struct Shares {
     }
     std::vector<double> rates(n);
     sim::MaxMinSolver solver;
-    solver.solve(sim::MaxMinProblem{link_capacity, offsets, route_links, caps}, rates);
+    solver.solve(sim::MaxMinProblem{link_capacity, offsets, route_links, edge_caps}, rates);
     for (auto& r : rates) r *= payload;
     return rates;
+  }
+
+  // Each edge's mean payload rate while it moves volume[e] bytes, all starting at once and the
+  // links re-shared whenever one finishes (progressive filling, as the simulation's network
+  // re-shares a link when a transfer on it ends). Edges finishing within 1e-9 of one another
+  // finish together; after kRounds re-sharings the rest keep their rates (an upper bound).
+  std::vector<double> drain(const std::vector<double>& volume) const {
+    constexpr int kRounds = 256;
+    const std::size_t n = caps.size();
+    std::vector<double> mean(n, 0.0), left = volume, edge_caps = caps;
+    std::size_t active = 0;
+    for (std::size_t e = 0; e < n; ++e)
+      if (left[e] > 0.0) ++active;
+      else edge_caps[e] = 0.0;
+    double t = 0.0;
+    for (int round = 0; active > 0; ++round) {
+      const auto rates = solve({}, edge_caps);
+      double dt = INFINITY;
+      for (std::size_t e = 0; e < n; ++e)
+        if (edge_caps[e] > 0.0 && rates[e] > 0.0) dt = std::min(dt, left[e] / rates[e]);
+      if (!std::isfinite(dt)) break;
+      const bool last = round + 1 == kRounds;
+      for (std::size_t e = 0; e < n; ++e) {
+        if (edge_caps[e] <= 0.0) continue;
+        const double need = left[e] / rates[e];
+        if (last || need <= dt * (1.0 + 1e-9)) {
+          mean[e] = volume[e] / (t + need);
+          edge_caps[e] = 0.0;
+          --active;
+        } else {
+          left[e] -= rates[e] * dt;
+        }
+      }
+      t += dt;
+    }
+    return mean;
   }
 
   // Payload rate of edge e with nothing else sending: its slowest link, or its cap.
@@ -87,6 +125,11 @@ struct Shares {
 std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
                                  const std::vector<double>& duty) {
   return Shares(b, edges, cap).solve(duty);
+}
+
+std::vector<double> drained_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
+                                  const std::vector<double>& volume) {
+  return Shares(b, edges, cap).drain(volume);
 }
 
 double tree_fill(const PlanBuilder& b, const TreeShape& tree, std::uint32_t flow_up, std::uint32_t flow_down,
@@ -266,7 +309,10 @@ double phase_time(const PlanBuilder& b, const std::vector<Edge>& edges, sim::Byt
 }
 
 double exchange_time(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap) {
-  const auto rates = shared_rates(b, edges, cap);
+  std::vector<double> volume;
+  volume.reserve(edges.size());
+  for (const auto& e : edges) volume.push_back(std::max(all_to_all_piece(b.problem(), e.from, e.to).count(), 1.0));
+  const auto rates = drained_rates(b, edges, cap, volume);
   double longest = 0.0;
   for (std::size_t e = 0; e < edges.size(); ++e)
     longest = std::max(longest, b.protocol().overhead.count() +

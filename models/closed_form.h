@@ -40,6 +40,12 @@ struct Edge {
 std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
                                  const std::vector<double>& duty = {});
 
+// Per-edge mean payload rate (B/s) when all `edges` start at once and edge e moves
+// volume[e] bytes (> 0), the links re-shared max-min fairly each time an edge finishes: an
+// edge's volume over its finish time. Equal volumes on equal shares give shared_rates.
+std::vector<double> drained_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
+                                  const std::vector<double>& volume);
+
 // shared_rates with the duty found by a fixed point of `rounds` rounds: each edge sends
 // `bytes` once per period of its group (`group[e]`: edges that advance together, as a ring's
 // steps or a tree's steady state) and pauses for the rest. The group's period is its slowest
@@ -97,9 +103,9 @@ double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vec
 // Simultaneous sends of `payload` each: the slowest one, plus its step latency (s).
 double phase_time(const PlanBuilder& b, const std::vector<Edge>& edges, sim::Bytes payload, sim::BytesPerSec cap);
 
-// Simultaneous all_to_all sends of all_to_all_piece(from, to) each (s). With a traffic matrix
-// the sends differ in size: the phase lasts as long as the largest send at its equal share
-// (an estimate; the simulation re-shares as sends end).
+// Simultaneous all_to_all sends of all_to_all_piece(from, to) each (s): the slowest send at
+// its mean rate (drained_rates: with a traffic matrix the links are re-shared as sends end),
+// plus its overhead and step latency.
 double exchange_time(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap);
 
 }  // namespace wiresim::models

@@ -9,12 +9,13 @@
 // the proxy's NIC meanwhile. The protocol is NCCL's rule for point-to-point operations
 // (p2p_protocol), not tuned.
 //
-// Closed form: base + the slowest channel's chain, every channel of every send at its max-min
-// share of the links. It agrees with the simulation where nothing else shares the links
-// (tests: 0.1%); with a traffic matrix the simulation re-shares links as sends end, and the
-// closed form does not.
+// Closed form: base + the slowest channel's chain, every channel of every send at its mean
+// max-min share of the links, re-shared as channels finish (drained_rates). It agrees with the
+// simulation where nothing else shares the links (tests: 0.1%, uniform and with a skewed
+// traffic matrix).
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -42,13 +43,34 @@ struct P2pOp {
   sim::Bytes bytes;
   int channels = 1;
   sim::Bytes chunk;
+  bool network = false;     // crosses nodes: NCCL's net transport, driven by the proxy
   sim::BytesPerSec cap = sim::BytesPerSec::unlimited();
   std::uint32_t flow = 0;   // channel c runs on ECMP path flow + c
+
+  // Each channel's bytes, and the chunks that carry them.
+  sim::Bytes part() const { return bytes / static_cast<double>(channels); }
+  int loops() const { return chunk_count(part(), chunk); }
 };
 
+// The operation `bytes` from rank i to rank j, on the P2P channels its bytes get; `gpu_cap`
+// is the sending GPU's protocol cap left to this operation, shared by its channels.
+P2pOp make_op(const PlanBuilder& b, const P2pShape& shape, int i, int j, sim::Bytes bytes,
+              sim::BytesPerSec gpu_cap, std::uint32_t flow) {
+  P2pOp op;
+  op.from = i;
+  op.to = j;
+  op.bytes = bytes;
+  op.channels = p2p_channels(shape, bytes);
+  op.network = proxied(b, i, j);
+  op.chunk = p2p_chunk(b.machine().params(), shape, b.choice().protocol, bytes, op.network);
+  op.cap = std::min(gpu_cap / static_cast<double>(op.channels), b.p2p_cap(i, j, 1.0));
+  op.flow = flow;
+  return op;
+}
+
 // all_to_all's operations: rank i sends all_to_all_piece(i, j) to every j, all n(n−1) at
-// once (NCCL posts them as one group), each on the P2P channels its bytes get. A GPU's
-// protocol cap (LL's) is shared by its n − 1 sends and their channels.
+// once (NCCL posts them as one group). A GPU's protocol cap (LL's) is shared by its n − 1
+// sends.
 std::vector<P2pOp> all_to_all_ops(const PlanBuilder& b) {
   const Problem& problem = b.problem();
   const int n = static_cast<int>(problem.ranks.size());
@@ -59,15 +81,8 @@ std::vector<P2pOp> all_to_all_ops(const PlanBuilder& b) {
   for (int i = 0; i < n; ++i)
     for (int d = 1; d < n; ++d) {
       const int j = (i + d) % n;
-      P2pOp op;
-      op.from = i;
-      op.to = j;
-      op.bytes = all_to_all_piece(problem, i, j);
-      op.channels = p2p_channels(shape, op.bytes);
-      op.chunk = p2p_chunk(b.machine().params(), shape, b.choice().protocol, op.bytes);
-      op.cap = std::min(cap / static_cast<double>(op.channels), b.p2p_cap(i, j, 1.0));
-      op.flow = static_cast<std::uint32_t>(i * n + d) * 64u;
-      ops.push_back(op);
+      ops.push_back(make_op(b, shape, i, j, all_to_all_piece(problem, i, j), cap,
+                            static_cast<std::uint32_t>(i * n + d) * 64u));
     }
   return ops;
 }
@@ -79,17 +94,8 @@ std::vector<P2pOp> send_recv_ops(const PlanBuilder& b) {
   const int n = static_cast<int>(problem.ranks.size());
   const P2pShape shape = p2p_shape(b.machine(), problem);
   std::vector<P2pOp> ops;
-  for (int i = 0; i < n; ++i) {
-    P2pOp op;
-    op.from = i;
-    op.to = (i + 1) % n;
-    op.bytes = problem.size;
-    op.channels = p2p_channels(shape, op.bytes);
-    op.chunk = p2p_chunk(b.machine().params(), shape, b.choice().protocol, op.bytes);
-    op.cap = std::min(b.protocol_cap(), b.p2p_cap(i, op.to, 1.0));
-    op.flow = static_cast<std::uint32_t>(i) * 64u;
-    ops.push_back(op);
-  }
+  for (int i = 0; i < n; ++i)
+    ops.push_back(make_op(b, shape, i, (i + 1) % n, problem.size, b.protocol_cap(), static_cast<std::uint32_t>(i) * 64u));
   return ops;
 }
 
@@ -102,10 +108,9 @@ std::vector<P2pOp> p2p_ops(const PlanBuilder& b) {
 // wire); a send to another node is posted by the GPU (its overhead) and moved by the proxy's
 // NIC while the GPU posts the next.
 void expand_p2p_op(PlanBuilder& b, const P2pOp& op, sim::LabelId label, sim::LabelId post_label) {
-  const sim::Bytes part = op.bytes / static_cast<double>(op.channels);
-  const int loops = chunk_count(part, op.chunk);
+  const sim::Bytes part = op.part();
+  const int loops = op.loops();
   const int slots = std::max(2, b.protocol().slots);
-  const bool net = proxied(b, op.from, op.to);
   std::vector<sim::NodeId> arrived(static_cast<std::size_t>(slots));
   for (int c = 0; c < op.channels; ++c) {
     sim::NodeId prev = b.launch();
@@ -114,7 +119,7 @@ void expand_p2p_op(PlanBuilder& b, const P2pOp& op, sim::LabelId label, sim::Lab
     for (int k = 0; k < loops; ++k) {
       const sim::NodeId slot = k >= slots ? arrived[k % slots] : kNoNode;
       const sim::Bytes bytes = chunk_size(part, op.chunk, k);
-      if (net) {
+      if (op.network) {
         prev = b.delay(b.protocol().overhead, {prev, slot}, post_label, op.from);
         arrived[k % slots] = b.send_posted(op.from, op.to, bytes, {prev}, flow, label, op.cap).arrival;
       } else {
@@ -134,7 +139,7 @@ void expand_direct(PlanBuilder& b, Plan& plan) {
   int loops = 0;
   for (const auto& op : ops) {
     expand_p2p_op(b, op, label, post_label);
-    loops = std::max(loops, chunk_count(op.bytes / static_cast<double>(op.channels), op.chunk));
+    loops = std::max(loops, op.loops());
   }
   const P2pOp& first = ops.front();
   const int n = static_cast<int>(b.problem().ranks.size());
@@ -155,17 +160,16 @@ void expand_direct(PlanBuilder& b, Plan& plan) {
 // When the last chunk of one channel of `op` arrives (s after the launch), the channel moving
 // at `rate` B/s, `latency` s a step: expand_p2p_op's chain, played chunk by chunk.
 double chain_time(const PlanBuilder& b, const P2pOp& op, double rate, double latency) {
-  const sim::Bytes part = op.bytes / static_cast<double>(op.channels);
-  const int loops = chunk_count(part, op.chunk);
+  const sim::Bytes part = op.part();
+  const int loops = op.loops();
   const int slots = std::max(2, b.protocol().slots);
-  const bool net = proxied(b, op.from, op.to);
   const double o = b.protocol().overhead.count();
   std::vector<double> arrived(static_cast<std::size_t>(slots), 0.0);
   double posted = 0.0, sent = 0.0, arrival = 0.0;
   for (int k = 0; k < loops; ++k) {
     const double slot = k >= slots ? arrived[k % slots] : 0.0;
     const double wire = chunk_size(part, op.chunk, k).count() / rate;
-    if (net) {
+    if (op.network) {
       // Posts every overhead; the wire takes the chunks one after another.
       posted = std::max(posted, slot) + o;
       sent = std::max(sent, posted) + wire;
@@ -178,28 +182,33 @@ double chain_time(const PlanBuilder& b, const P2pOp& op, double rate, double lat
   return arrival;
 }
 
-// Every channel of every operation at once, sharing the links max-min fairly (the chains of a
-// group run in lock step: all pay their overheads together and send together), each played
-// as its chain; the time is the last arrival.
+// Every channel of every operation at once, sharing the links max-min fairly and re-sharing
+// them as channels finish (the chains of a group run in lock step: all pay their overheads
+// together and send together), each played as its chain at its mean rate; the time is the last
+// arrival. An operation's channels differ only in their rate, and a chain ends later the
+// slower it moves: its slowest channel is its time.
 Estimate direct_closed_form(PlanBuilder& b, sim::Seconds launch) {
   const auto ops = p2p_ops(b);
   std::vector<Edge> edges;
-  std::vector<std::size_t> of;   // the operation of each edge
-  for (std::size_t o = 0; o < ops.size(); ++o)
-    for (int c = 0; c < ops[o].channels; ++c) {
-      edges.push_back({ops[o].from, ops[o].to, ops[o].flow + static_cast<std::uint32_t>(c), ops[o].cap});
-      of.push_back(o);
+  std::vector<double> volume;
+  for (const auto& op : ops)
+    for (int c = 0; c < op.channels; ++c) {
+      edges.push_back({op.from, op.to, op.flow + static_cast<std::uint32_t>(c), op.cap});
+      volume.push_back(std::max(op.part().count(), 1.0));
     }
-  const auto rates = shared_rates(b, edges, sim::BytesPerSec::unlimited());
+  const auto rates = drained_rates(b, edges, sim::BytesPerSec::unlimited(), volume);
   double last = 0.0;
-  for (std::size_t e = 0; e < edges.size(); ++e) {
-    const P2pOp& op = ops[of[e]];
-    last = std::max(last, chain_time(b, op, rates[e], b.step_latency(op.from, op.to).count()));
+  std::size_t e = 0;
+  for (const auto& op : ops) {
+    const auto first = rates.begin() + static_cast<std::ptrdiff_t>(e);
+    const double slowest = *std::min_element(first, first + op.channels);
+    e += static_cast<std::size_t>(op.channels);
+    last = std::max(last, chain_time(b, op, slowest, b.step_latency(op.from, op.to).count()));
   }
   const P2pOp& first = ops.front();
   return {sim::Seconds{launch.count() + last},
           fmt::format("base + {} channel(s) x {} chunks x (overhead + chunk / rate) + step", first.channels,
-                      chunk_count(first.bytes / static_cast<double>(first.channels), first.chunk))};
+                      first.loops())};
 }
 
 // The largest send's protocol, by NCCL's rule for point-to-point operations (p2p_protocol);
@@ -214,19 +223,36 @@ std::optional<std::string> direct_why_not_protocol(const Machine& machine, const
 }
 
 double direct_plan_size(const Machine& machine, const Problem& problem, const Choice& choice) {
-  // One send per chunk of each channel of each operation (expand_p2p_op).
+  // One send per chunk of each channel of each operation (expand_p2p_op); a send to another
+  // node may have a smaller chunk than one within the node (p2p_chunk).
   const P2pShape shape = p2p_shape(machine, problem);
-  const auto sends = [&](sim::Bytes bytes) {
+  const auto sends = [&](sim::Bytes bytes, bool network) {
     const double channels = p2p_channels(shape, bytes);
-    return channels * pipeline_units(bytes / channels, p2p_chunk(machine.params(), shape, choice.protocol, bytes));
+    return channels * pipeline_units(bytes / channels, p2p_chunk(machine.params(), shape, choice.protocol, bytes, network));
   };
   const int n = static_cast<int>(problem.ranks.size());
-  if (problem.op == Collective::send_recv) return n * sends(problem.size);
-  if (problem.matrix.empty()) return static_cast<double>(n) * (n - 1) * sends(problem.size / static_cast<double>(n));
+  const auto network = [&](int i, int j) {
+    return machine.node_of(problem.ranks[i]) != machine.node_of(problem.ranks[j]);
+  };
+  if (problem.op == Collective::send_recv) {
+    double total = 0.0;
+    for (int i = 0; i < n; ++i) total += sends(problem.size, network(i, (i + 1) % n));
+    return total;
+  }
+  if (problem.matrix.empty()) {
+    // Pairs within a node and across nodes, counted by node.
+    std::map<int, double> per_node;
+    for (auto g : problem.ranks) per_node[machine.node_of(g)] += 1.0;
+    double local = 0.0;
+    for (const auto& [node, k] : per_node) local += k * (k - 1.0);
+    const double remote = static_cast<double>(n) * (n - 1) - local;
+    const sim::Bytes piece = problem.size / static_cast<double>(n);
+    return local * sends(piece, false) + (remote > 0.0 ? remote * sends(piece, true) : 0.0);
+  }
   double total = 0.0;
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j)
-      if (i != j) total += sends(all_to_all_piece(problem, i, j));
+      if (i != j) total += sends(all_to_all_piece(problem, i, j), network(i, j));
   return total;
 }
 

@@ -108,17 +108,18 @@ int p2p_channels(const Machine& machine, const Problem& problem, sim::Bytes byte
   return p2p_channels(p2p_shape(machine, problem), bytes);
 }
 
-sim::Bytes p2p_chunk(const Params& params, const P2pShape& shape, Protocol protocol, sim::Bytes bytes) {
+sim::Bytes p2p_chunk(const Params& params, const P2pShape& shape, Protocol protocol, sim::Bytes bytes, bool network) {
   const ProtocolParams& proto = params.protocol(protocol);
-  if (protocol != Protocol::simple) return proto.step * proto.payload;
-  const sim::Bytes step{shape.step};
-  if (bytes < step) return step / 4.0;
-  if (bytes < step * 8.0) return step / 2.0;
-  return step;
-}
-
-sim::Bytes p2p_chunk(const Machine& machine, const Problem& problem, Protocol protocol, sim::Bytes bytes) {
-  return p2p_chunk(machine.params(), p2p_shape(machine, problem), protocol, bytes);
+  const bool simple = protocol == Protocol::simple;
+  // The step in buffer bytes (Simple: the P2P chunk) and the payload a chunk of it carries.
+  const sim::Bytes step = simple ? sim::Bytes{shape.step} : proto.step;
+  const double payload = simple ? 1.0 : proto.payload;
+  // NCCL tunes the chunk for the network only: a quarter for a Simple send under one step,
+  // a half for any send under eight.
+  double share = 1.0;
+  if (network && simple && bytes < step) share = 0.25;
+  else if (network && bytes < step * 8.0) share = 0.5;
+  return step * (payload * share);
 }
 
 Protocol p2p_protocol(const P2pShape& shape, sim::Bytes bytes) {

@@ -79,8 +79,9 @@ double pipeline_units(sim::Bytes bytes, sim::Bytes chunk);
 
 // Point-to-point operations (models/p2p.cpp, as NCCL's addP2pToPlan): the tier their P2P
 // chunk follows (net across nodes, nvlink when every pair is on NVLink, else pcie); the
-// channels one operation of `bytes` runs on; its chunk (Simple: the P2P chunk, a quarter or
-// half of it for operations under one or eight chunks; LL/LL128: one protocol step of payload).
+// channels one operation of `bytes` runs on; its chunk (Simple: the P2P chunk; LL: one protocol
+// step of payload; across nodes a quarter of it for Simple operations under one step and a
+// half for operations under eight).
 TierClass p2p_tier(const Machine& machine, const Problem& problem);
 int p2p_channels(const Machine& machine, const Problem& problem, sim::Bytes bytes);
 // The same in two steps, for callers that ask for many sizes of one problem: what does not
@@ -92,8 +93,9 @@ struct P2pShape {
 };
 P2pShape p2p_shape(const Machine& machine, const Problem& problem);
 int p2p_channels(const P2pShape& shape, sim::Bytes bytes);
-sim::Bytes p2p_chunk(const Machine& machine, const Problem& problem, Protocol protocol, sim::Bytes bytes);
-sim::Bytes p2p_chunk(const Params& params, const P2pShape& shape, Protocol protocol, sim::Bytes bytes);
+// The chunk of one operation of `bytes`; `network`: the operation crosses nodes (NCCL cuts
+// the chunk only for its net transport).
+sim::Bytes p2p_chunk(const Params& params, const P2pShape& shape, Protocol protocol, sim::Bytes bytes, bool network);
 // The protocol NCCL runs a point-to-point operation of `bytes` with: it does not tune it, but
 // takes LL where the bytes are at most NCCL_P2P_LL_THRESHOLD (16 KiB) per channel and Simple
 // above, never LL128 (addP2pToPlan).

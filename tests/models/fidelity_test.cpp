@@ -8,6 +8,7 @@
 #include "models/run.h"
 #include "models/tuner.h"
 #include "test_machines.h"
+#include "tests/approx.h"
 #include "topologies/builder.h"
 
 using namespace wiresim;
@@ -71,8 +72,8 @@ TEST_CASE("each send pays the protocol's overhead before its bytes: a one-loop r
   const double base = run_collective(plain, p, c, Method::simulate).time.count();
   params.protocols[static_cast<int>(Protocol::simple)].overhead = sim::Seconds{5e-6};
   const Machine slow(g, params);
-  CHECK(run_collective(slow, p, c, Method::simulate).time.count() == doctest::Approx(base + 2 * 5e-6).epsilon(1e-9));
-  CHECK(run_collective(slow, p, c, Method::analytic).time.count() == doctest::Approx(base + 2 * 5e-6).epsilon(1e-9));
+  CHECK(run_collective(slow, p, c, Method::simulate).time.count() == rel_approx(base + 2 * 5e-6).epsilon(1e-9));
+  CHECK(run_collective(slow, p, c, Method::analytic).time.count() == rel_approx(base + 2 * 5e-6).epsilon(1e-9));
 }
 
 TEST_CASE("a thread that launches for 8 GPUs floors back-to-back collectives at 8 x host_launch") {
@@ -83,10 +84,10 @@ TEST_CASE("a thread that launches for 8 GPUs floors back-to-back collectives at 
   Problem p = problem_of(g, 8, 8);
   const Choice c{Algorithm::ring, Protocol::ll, 1};
   // With no latencies an 8-byte all_reduce costs nothing on the GPUs: the host is the floor.
-  CHECK(run_collective(m, p, c, Method::simulate).time.count() == doctest::Approx(4e-6));
+  CHECK(run_collective(m, p, c, Method::simulate).time.count() == rel_approx(4e-6));
   p.gpus_per_thread = 8;
-  CHECK(run_collective(m, p, c, Method::simulate).time.count() == doctest::Approx(32e-6));
-  CHECK(run_collective(m, p, c, Method::analytic).time.count() == doctest::Approx(32e-6));
+  CHECK(run_collective(m, p, c, Method::simulate).time.count() == rel_approx(32e-6));
+  CHECK(run_collective(m, p, c, Method::analytic).time.count() == rel_approx(32e-6));
   // A big collective is not floored: the GPUs take longer than the launches.
   p.size = sim::Bytes{1e9};
   CHECK(run_collective(m, p, c, Method::simulate).time.count() > 1e-3);
@@ -146,7 +147,7 @@ TEST_CASE("NCCL's point-to-point across nodes: LL to 16 KiB a channel, Simple ab
   const double nic = 50e9 * m.arch().efficiency(topo::Tier::ib) / 1e9;
   CHECK(sim_run.busbw_GBps <= nic * 1.0001);
   CHECK(sim_run.busbw_GBps >= 0.97 * nic);
-  CHECK(run_collective(m, p, c, Method::analytic).time.count() == doctest::Approx(sim_run.time.count()).epsilon(0.005));
+  CHECK(run_collective(m, p, c, Method::analytic).time.count() == rel_approx(sim_run.time.count()).epsilon(0.005));
 }
 
 TEST_CASE("an all_to_all's protocol is the rule's for its largest piece: size / n, or the matrix's largest entry") {
@@ -154,19 +155,19 @@ TEST_CASE("an all_to_all's protocol is the rule's for its largest piece: size / 
   const Machine m(g, default_params());
   const int n = static_cast<int>(g.gpus().size());
   Problem p{Collective::all_to_all, sim::Bytes{n * 8.0 * 1024}, g.gpus(), 0};   // 8 KiB to each peer
-  CHECK(p2p_largest_send(p).count() == doctest::Approx(8.0 * 1024));
+  CHECK(p2p_largest_send(p).count() == rel_approx(8.0 * 1024));
   CHECK(p2p_protocol(m, p, p2p_largest_send(p)) == Protocol::ll);
   CHECK(tune(m, p, TunerOptions{}).best.protocol == Protocol::ll);
   // 1 KiB to each peer, but rank 3 sends 1 MiB to rank 12: Simple for the whole operation, and the
   // shape's overload agrees with the machine's.
   p.matrix.assign(static_cast<std::size_t>(n * n), 1024.0);
   p.matrix[3 * n + 12] = 1024.0 * 1024;
-  CHECK(p2p_largest_send(p).count() == doctest::Approx(1024.0 * 1024));
+  CHECK(p2p_largest_send(p).count() == rel_approx(1024.0 * 1024));
   CHECK(p2p_protocol(p2p_shape(m, p), p2p_largest_send(p)) == Protocol::simple);
   CHECK(tune(m, p, TunerOptions{}).best.protocol == Protocol::simple);
   CHECK(why_not(m, p, Algorithm::direct, Protocol::ll).has_value());
   p.op = Collective::send_recv;
-  CHECK(p2p_largest_send(p).count() == doctest::Approx(p.size.count()));
+  CHECK(p2p_largest_send(p).count() == rel_approx(p.size.count()));
 }
 
 TEST_CASE("an all_to_all piece moves as NCCL's P2P chains: every chunk of every channel pays the per-send overhead") {
@@ -181,7 +182,7 @@ TEST_CASE("an all_to_all piece moves as NCCL's P2P chains: every chunk of every 
   const auto shape = p2p_shape(m, p);
   const sim::Bytes piece = p.size / 8.0;
   REQUIRE(p2p_channels(shape, piece) == 8);
-  const sim::Bytes chunk = p2p_chunk(m.params(), shape, Protocol::simple, piece);
+  const sim::Bytes chunk = p2p_chunk(m.params(), shape, Protocol::simple, piece, false);
   CHECK(chunk.count() == 512.0 * 1024);
   const int loops = chunk_count(piece / 8.0, chunk);
   CHECK(loops == 32);
@@ -195,5 +196,74 @@ TEST_CASE("an all_to_all piece moves as NCCL's P2P chains: every chunk of every 
   const auto sim_run = run_collective(m, p, c, Method::simulate);
   CHECK(sim_run.time.count() >= loops * overhead + 7.0 * piece.count() / port);
   // and the closed form plays the same chains
-  CHECK(run_collective(m, p, c, Method::analytic).time.count() == doctest::Approx(sim_run.time.count()).epsilon(0.001));
+  CHECK(run_collective(m, p, c, Method::analytic).time.count() == rel_approx(sim_run.time.count()).epsilon(0.001));
+}
+
+TEST_CASE("NCCL cuts the P2P chunk only for sends that cross nodes; in-node peers keep the whole step") {
+  // src/enqueue.cc addP2pToPlan: chunk = p2pChunkSize (128 KiB once the communicator spans
+  // nodes), divided by 4 for a Simple send under one step and by 2 under eight, where the
+  // peer is reached through the net transport only.
+  const topo::LinkGraph g = topo::load_topology(testing::shipped("cluster-b200-ib.yaml"));   // 2 nodes
+  const Machine m(g, default_params());
+  Problem p{Collective::all_to_all, sim::Bytes{16.0 * (1 << 20)}, g.gpus(), 0};
+  const auto shape = p2p_shape(m, p);
+  const double step = 128.0 * 1024;
+  REQUIRE(shape.step == step);
+  for (double bytes : {64.0 * 1024, 512.0 * 1024, 4.0 * (1 << 20)}) {
+    CAPTURE(bytes);
+    const sim::Bytes b{bytes};
+    CHECK(p2p_chunk(m.params(), shape, Protocol::simple, b, false).count() == step);
+    const double net = bytes < step ? step / 4 : bytes < 8 * step ? step / 2 : step;
+    CHECK(p2p_chunk(m.params(), shape, Protocol::simple, b, true).count() == net);
+  }
+  // A 1 MiB piece to a peer in the node: 8 chunks of 128 KiB on its channel; to a peer on the
+  // other node, 16 of 64 KiB. The simulation of a whole all_to_all equals the closed form.
+  const Choice c = tune(m, p, TunerOptions{}).best;
+  REQUIRE(c.algorithm == Algorithm::direct);
+  const auto sim_run = run_collective(m, p, c, Method::simulate);
+  CHECK(run_collective(m, p, c, Method::analytic).time.count() == rel_approx(sim_run.time.count()).epsilon(0.001));
+}
+
+TEST_CASE("an all_to_all of a skewed traffic matrix: the closed form re-shares the links as sends end, as the simulation does") {
+  // Pairs send 256 KiB to 4 MiB, and rank 0 sends its last peer 64 MiB (a hot expert). Sharing
+  // the links as if every send ran to the end (the closed form before) is slow by the time the
+  // hot send spends sharing its port with sends that are long done.
+  for (const char* name : {"hgx-h100.yaml", "cluster-b200-ib.yaml"}) {
+    CAPTURE(name);
+    const topo::LinkGraph g = topo::load_topology(testing::shipped(name));
+    const Machine m(g, default_params());
+    const int n = static_cast<int>(g.gpus().size());
+    // Pseudo-random (a fixed linear congruential sequence) with the hot pair.
+    const auto matrix = [&]() {
+      Problem p{Collective::all_to_all, sim::Bytes{0.0}, g.gpus(), 0};
+      p.matrix.assign(static_cast<std::size_t>(n) * n, 0.0);
+      std::uint32_t state = 12345;
+      double total = 0.0;
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+          state = state * 1664525u + 1013904223u;
+          if (i == j) continue;
+          const double mib = i == 0 && j == n - 1 ? 64.0 : 0.25 * (1 + (state >> 16) % 16);
+          p.matrix[static_cast<std::size_t>(i) * n + j] = mib * (1 << 20);
+          total += mib * (1 << 20);
+        }
+      p.size = sim::Bytes{total / n};
+      return p;
+    };
+    const Problem p = matrix();
+    const Choice c = tune(m, p, TunerOptions{}).best;
+    REQUIRE(c.algorithm == Algorithm::direct);
+    const auto sim_run = run_collective(m, p, c, Method::simulate);
+    const double cf_time = run_collective(m, p, c, Method::analytic).time.count();
+    CHECK(cf_time == rel_approx(sim_run.time.count()).epsilon(0.01));
+    // Conservation: no GPU sends faster than all its links together.
+    double bound = 0.0;
+    for (int i = 0; i < n; ++i) {
+      double out = 0.0, bytes = 0.0;
+      for (auto l : g.out_links(g.gpus()[static_cast<std::size_t>(i)])) out += m.links()[l].capacity.count();
+      for (int j = 0; j < n; ++j) bytes += p.matrix[static_cast<std::size_t>(i) * n + j];
+      bound = std::max(bound, bytes / out);
+    }
+    CHECK(sim_run.time.count() >= bound);
+  }
 }
