@@ -16,7 +16,8 @@ std::vector<double> parse_traffic_matrix(std::string_view text, const std::strin
     const std::string_view cells = line->text.substr(0, line->text.find('#'));
     if (is_blank(cells)) continue;
     if (row == n) line->fail(1, fmt::format("expected {} rows (one per rank), found more", n));
-    const auto fields = split_fields(cells);
+    // Cells separated by commas, or else by blanks ("1MiB, 2MiB" or "1MiB 2MiB").
+    const auto fields = cells.find(',') != std::string_view::npos ? split_fields(cells) : split_words(cells);
     if (static_cast<int>(fields.size()) > n) line->fail(fields[n].column, fmt::format("expected {} columns, found more", n));
     for (const auto& f : fields) m.push_back(line->as_size(f, "").count());
     if (static_cast<int>(fields.size()) != n) line->fail(1, fmt::format("expected {} columns, found {}", n, fields.size()));

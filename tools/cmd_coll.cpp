@@ -64,8 +64,21 @@ sim::Bytes size_arg(const std::string& text) {
   }
 }
 
-// "8B:8GiB:2" (min, max, factor), "1MiB:1GiB" (factor 2), or one size.
+// "8B:8GiB:2" (min, max, factor), "1MiB:1GiB" (factor 2), one size, or a list of sizes
+// ("64KiB,16MiB,1GiB").
 std::vector<sim::Bytes> parse_sizes(const std::string& text) {
+  if (text.find(',') != std::string::npos) {
+    if (text.find(':') != std::string::npos)
+      throw InputError(fmt::format("--sizes: expected MIN:MAX[:FACTOR] or a list of sizes, not both, got '{}'", text));
+    std::vector<sim::Bytes> sizes;
+    std::size_t start = 0;
+    for (std::size_t pos = 0; pos != std::string::npos; start = pos + 1) {
+      pos = text.find(',', start);
+      sizes.push_back(size_arg(text.substr(start, pos == std::string::npos ? std::string::npos : pos - start)));
+      if (sizes.back().count() > 1e15) throw InputError(fmt::format("--sizes: {} is beyond 1 PB; refusing", sim::format_size(sizes.back())));
+    }
+    return sizes;
+  }
   std::vector<std::string> parts;
   std::size_t start = 0;
   for (std::size_t pos; (pos = text.find(':', start)) != std::string::npos; start = pos + 1)
@@ -500,7 +513,7 @@ void add_coll_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--ranks", o->ranks, "use these GPUs (indices in topology order) as ranks 0, 1, ..., e.g. 0,1,6,7")
       ->delimiter(',');
   cmd->add_option("--gpus-per-node", o->gpus_per_node, "use the first N GPUs of every node (a job with N GPUs per node)");
-  cmd->add_option("--sizes", o->sizes, "MIN:MAX[:FACTOR] or one size, nccl-tests sizes (default 8B:8GiB:2)");
+  cmd->add_option("--sizes", o->sizes, "MIN:MAX[:FACTOR], one size, or a list (64KiB,16MiB,1GiB); nccl-tests sizes (default 8B:8GiB:2)");
   cmd->add_option("--algo", o->algo, algo_names());
   cmd->add_option("--proto", o->proto, "auto, ll, ll128, simple");
   cmd->add_option("--channels", o->channels, "channels (default: the GPU architecture's)");

@@ -12,6 +12,11 @@ TEST_CASE("a traffic matrix reads row-major, comments and blank lines skipped, t
   const std::string text = "# bytes rank i sends rank j\n1MiB, 2MiB\n\n 4KiB ,8B  # rank 1\r\n";
   // Rank 0 sends rank 1 2 MiB; rank 1 sends rank 0 4 KiB; what a rank sends itself is 0.
   CHECK(parse_traffic_matrix(text, "m.csv", 2) == std::vector<double>{0, 2097152, 4096, 0});
+  // Blanks separate the cells of a line without commas; a bad cell is still found where it is.
+  CHECK(parse_traffic_matrix("0B 2MiB\n\t4KiB   8B\n", "m.txt", 2) == std::vector<double>{0, 2097152, 4096, 0});
+  CHECK_THROWS_WITH_AS(parse_traffic_matrix("1MiB 1MiB\n1MiB  7\n", "m.txt", 2),
+                       "m.txt:2:7: expected a size with a unit (8B, 4KiB, 64MB, 1GiB), got '7' with no unit",
+                       InputError);
 }
 
 TEST_CASE("a matrix of the wrong shape or with a bad cell is refused where it is") {

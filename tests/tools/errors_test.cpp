@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -137,6 +138,22 @@ TEST_CASE("--gpus 0 is an error, not every GPU") {
       "got 0");
 }
 
+// --sizes takes a range or a list of sizes, and says which when given a mix or a bad cell.
+TEST_CASE("--sizes: a list gives one row per size, in its order; a range and a list mixed are refused") {
+  const Run list = wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --sizes 16MiB,64KiB,1GiB --format csv");
+  REQUIRE(list.exit_code == 0);
+  std::vector<std::string> sizes;
+  std::istringstream rows(list.out);
+  std::string row;
+  std::getline(rows, row);   // the header
+  while (std::getline(rows, row))
+    if (!row.empty() && row[0] != '#') sizes.push_back(row.substr(0, row.find(',')));
+  CHECK(sizes == std::vector<std::string>{"16777216", "65536", "1073741824"});
+  expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --sizes 1MiB:1GiB,2GiB"), "--sizes",
+                        "not both");
+  expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --sizes 1MiB,,2GiB"), "--sizes", "");
+}
+
 // validate skips a bad data set among good ones (with its reason in the report), but a run in
 // which nothing could be validated is bad input: one line, exit 2.
 TEST_CASE("garbage: validate given files that are not data sets") {
@@ -149,6 +166,7 @@ TEST_CASE("garbage: validate given files that are not data sets") {
 // never an out-of-memory kill.
 TEST_CASE("absurd requests: refused up front with the estimate and the limit") {
   expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --sizes 1e18B"), "--sizes", "1 PB");
+  expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --sizes 1MiB,1e18B"), "--sizes", "1 PB");
   // 10 million GPUs.
   expect_one_line_error(wiresim("coll all_reduce --topo topologies/cluster-h100-ib.yaml --set nodes=1250000"),
                         "nodes", "100000");
