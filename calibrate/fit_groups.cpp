@@ -1,5 +1,7 @@
 #include "calibrate/fit_groups.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -61,11 +63,39 @@ std::vector<FitGroup> groups_from_probe(std::span<const ProbeRow> rows, const st
   return out;
 }
 
+namespace {
+
+// fit_groups' out-of-sample check (GroupFit::held_out_pct): every third size held out.
+void check_held_out(GroupFit& f, const FitOptions& options) {
+  f.held_out_pct = std::nan("");
+  std::vector<FitPoint> points = f.group.points;
+  if (points.size() < 6) return;
+  std::stable_sort(points.begin(), points.end(), [](const FitPoint& a, const FitPoint& b) { return a.bytes < b.bytes; });
+  // Sizes, not points: an in-place and an out-of-place time of one size go to the same side.
+  std::vector<FitPoint> kept, held;
+  int size_index = -1;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (i == 0 || points[i].bytes != points[i - 1].bytes) ++size_index;
+    (size_index % 3 == 2 ? held : kept).push_back(points[i]);
+  }
+  if (held.empty() || kept.size() < 2) return;
+  const AlphaBetaFit partial = fit_alpha_beta(kept, options);
+  std::vector<double> errors;
+  for (const FitPoint& p : held) errors.push_back(std::abs(partial.predict(p.bytes).count() / p.time.count() - 1.0));
+  std::sort(errors.begin(), errors.end());
+  const std::size_t n = errors.size();
+  f.held_out_pct = 100.0 * (n % 2 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2]));
+  f.held_out_points = static_cast<int>(n);
+}
+
+}  // namespace
+
 std::vector<GroupFit> fit_groups(const std::vector<FitGroup>& groups, const FitOptions& options) {
   std::vector<GroupFit> fits;
   for (const FitGroup& g : groups) {
     if (g.points.empty()) continue;
     fits.push_back({g, fit_alpha_beta(g.points, options)});
+    check_held_out(fits.back(), options);
   }
   return fits;
 }

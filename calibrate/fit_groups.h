@@ -11,6 +11,7 @@
 //   for (const GroupFit& g : fit_groups(groups)) fmt::print("{}: {}\n", g.group.label, ...);
 #pragma once
 
+#include <cmath>
 #include <optional>
 #include <span>
 #include <string>
@@ -38,6 +39,11 @@ struct FitGroup {
 struct GroupFit {
   FitGroup group;
   AlphaBetaFit fit;
+  // Checked out of sample: α and β fitted again without every third size (by bytes, the third,
+  // sixth, ...), and the median |relative error| of that fit's times on the sizes it did not
+  // see, in %. NaN with fewer than six points.
+  double held_out_pct = 0.0;
+  int held_out_points = 0;
 };
 
 // Throws input::InputError (at the log's first row) when the collective or the rank count is unknown.

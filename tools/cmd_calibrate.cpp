@@ -64,14 +64,15 @@ std::vector<FitGroup> load_groups(const FitArgs& args) {
 std::string rate(sim::BytesPerSec r) { return r.is_unlimited() ? "inf" : fmt::format("{:.4g}", r.gbps()); }
 
 void print_table(const std::vector<GroupFit>& fits) {
-  fmt::print("{:<26} {:>6} {:>10} {:>21} {:>10} {:>21} {:>7} {:>8}\n", "group", "points", "alpha_us",
-             "alpha_95%_us", "beta_GBps", "beta_95%_GBps", "rms_%", "outliers");
+  fmt::print("{:<26} {:>6} {:>10} {:>21} {:>10} {:>21} {:>7} {:>8} {:>11}\n", "group", "points", "alpha_us",
+             "alpha_95%_us", "beta_GBps", "beta_95%_GBps", "rms_%", "outliers", "held_out_%");
   for (const GroupFit& g : fits) {
     const AlphaBetaFit& f = g.fit;
-    fmt::print("{:<26} {:>6} {:>10.4g} {:>21} {:>10} {:>21} {:>7.2f} {:>8}\n", g.group.label, g.group.points.size(),
+    fmt::print("{:<26} {:>6} {:>10.4g} {:>21} {:>10} {:>21} {:>7.2f} {:>8} {:>11}\n", g.group.label, g.group.points.size(),
                f.alpha.us(), fmt::format("[{:.4g}, {:.4g}]", f.alpha_ci.low.us(), f.alpha_ci.high.us()),
                rate(f.beta), fmt::format("[{}, {}]", rate(f.beta_ci.low), rate(f.beta_ci.high)),
-               100 * f.rms_residual, f.outliers);
+               100 * f.rms_residual, f.outliers,
+               std::isnan(g.held_out_pct) ? std::string("-") : fmt::format("{:.2f}", g.held_out_pct));
     for (const std::string& n : g.group.notes) fmt::print("  note: {}\n", n);
     for (const std::string& w : f.warnings) fmt::print("  warning: {}\n", w);
   }
@@ -105,13 +106,15 @@ void print_json(const std::vector<GroupFit>& fits) {
                "\"source\": {}, \"points\": {}, \"alpha_us\": {}, \"alpha_ci_us\": [{}, {}], "
                "\"beta_GBps\": {}, \"beta_ci_GBps\": [{}, {}], \"confidence\": {}, "
                "\"alpha_identifiable\": {}, \"beta_identifiable\": {}, \"rms_residual\": {}, "
-               "\"outliers\": {}, \"residuals\": [{}], \"warnings\": [{}]}}",
+               "\"outliers\": {}, \"held_out_error_pct\": {}, \"held_out_points\": {}, \"residuals\": [{}], "
+               "\"warnings\": [{}]}}",
                i ? "," : "", json_string(g.label), json_string(g.kind), json_string(g.tier), g.ranks,
                json_number(g.bus_factor), json_string(g.source), g.points.size(), json_number(f.alpha.us()),
                json_number(f.alpha_ci.low.us()), json_number(f.alpha_ci.high.us()), json_number(f.beta.gbps()),
                json_number(f.beta_ci.low.gbps()), json_number(f.beta_ci.high.gbps()), f.confidence,
                f.alpha_identifiable, f.beta_identifiable, json_number(f.rms_residual), f.outliers,
-               fmt::join(residuals, ", "), fmt::join(warnings, ", "));
+               json_number(fits[i].held_out_pct), fits[i].held_out_points, fmt::join(residuals, ", "),
+               fmt::join(warnings, ", "));
   }
   fmt::print("\n]}}\n");
 }

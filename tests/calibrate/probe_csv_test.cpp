@@ -85,6 +85,29 @@ TEST_CASE("the probe CSV goes through the fitter: one group per kind and tier") 
   CHECK(fits[2].group.label == "p2p_copy nvlink");
   CHECK(fits[2].group.points.size() == 2 * 14);  // both directions pooled
   CHECK(fits[2].fit.beta.count() == rel_approx(370e9).epsilon(0.02));
+  // Each fit is checked on the sizes it did not see: 14 sizes, every third held out (4 of
+  // them); the times are α-β with ±0.5% wobble, so the held-out error is under 1%.
+  CHECK(fits[1].held_out_points == 4);
+  CHECK(fits[1].held_out_pct < 1.0);
+  CHECK(fits[2].held_out_points == 2 * 4);   // both directions of a held-out size held out
+}
+
+TEST_CASE("a fit's held-out error shows data that α-β does not describe") {
+  // A copy whose rate steps from 20 to 50 GB/s at 16 MiB (a protocol change), measured from
+  // 64 KiB to 1 GiB: no α and β fit both sides, and the sizes the fit did not see say so.
+  std::vector<ProbeRow> rows;
+  for (double s = 65536; s <= double(1 << 30); s *= 2) {
+    const Seconds t = Seconds{3e-6} + Bytes{s} / BytesPerSec{s < (1 << 24) ? 20e9 : 50e9};
+    rows.push_back({kKindH2dPinned, "host", "gpu0", "pcie", 1, Bytes{s}, 20, t, t, t, 0});
+  }
+  const auto fits = fit_groups(groups_from_probe(reparse(rows), "probe.csv"));
+  REQUIRE(fits.size() == 1);
+  CHECK(fits[0].held_out_points == 5);   // 15 sizes: the 3rd, 6th, ..., 15th
+  CHECK(fits[0].held_out_pct > 5.0);
+  // Fewer than six points: not checked.
+  rows.resize(5);
+  const auto few = fit_groups(groups_from_probe(reparse(rows), "probe.csv"));
+  CHECK(std::isnan(few[0].held_out_pct));
 }
 
 TEST_CASE("a bad probe CSV is refused at its line and column") {
