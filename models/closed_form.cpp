@@ -308,17 +308,5 @@ double phase_time(const PlanBuilder& b, const std::vector<Edge>& edges, sim::Byt
   return t;
 }
 
-double exchange_time(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap) {
-  std::vector<double> volume;
-  volume.reserve(edges.size());
-  for (const auto& e : edges) volume.push_back(std::max(all_to_all_piece(b.problem(), e.from, e.to).count(), 1.0));
-  const auto rates = drained_rates(b, edges, cap, volume);
-  double longest = 0.0;
-  for (std::size_t e = 0; e < edges.size(); ++e)
-    longest = std::max(longest, b.protocol().overhead.count() +
-                                    all_to_all_piece(b.problem(), edges[e].from, edges[e].to).count() / rates[e] +
-                                    b.step_latency(edges[e].from, edges[e].to).count());
-  return longest;
-}
 
 }  // namespace wiresim::models

@@ -103,9 +103,5 @@ double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vec
 // Simultaneous sends of `payload` each: the slowest one, plus its step latency (s).
 double phase_time(const PlanBuilder& b, const std::vector<Edge>& edges, sim::Bytes payload, sim::BytesPerSec cap);
 
-// Simultaneous all_to_all sends of all_to_all_piece(from, to) each (s): the slowest send at
-// its mean rate (drained_rates: with a traffic matrix the links are re-shared as sends end),
-// plus its overhead and step latency.
-double exchange_time(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap);
 
 }  // namespace wiresim::models
