@@ -56,20 +56,18 @@ double median_error(const Prepared& set, const models::Params& params) {
 }
 
 // The parameters a user of the fit's overlay gets for `target`: the built-in ones with the
-// overlay applied within its scope (what `coll` and `validate --overlay` do).
-models::Params scoped_params(const ModelFit& f, const Prepared& target) {
-  models::Params p = models::default_params();
+// overlay applied within its scope (what `coll` and `validate --overlay` do), and whether the
+// fit's parameters reach it (its scope covers the target's collective and reach, or it has no
+// scope).
+struct Scoped {
+  models::Params params;
+  bool covered;
+};
+Scoped scoped_params(const ModelFit& f, const Prepared& target) {
+  Scoped s{models::default_params(), false};
   const auto [op, spans] = problem_scope(target);
-  apply_parameters(p, f.overlay, op, spans);
-  return p;
-}
-
-// Whether the fit's parameters reach `target` (its scope covers the target's collective and
-// reach, or it has no scope).
-bool covers(const ModelFit& f, const Prepared& target) {
-  models::Params p = models::default_params();
-  const auto [op, spans] = problem_scope(target);
-  return apply_parameters(p, f.overlay, op, spans);
+  s.covered = apply_parameters(s.params, f.overlay, op, spans);
+  return s;
 }
 
 }  // namespace
@@ -230,12 +228,13 @@ TEST_CASE("calibrated on one log of a cluster, wiresim predicts another log of i
         const std::string& to = sets[j].name;
         CAPTURE(from);
         CAPTURE(to);
-        if (!covers(f, sets[j]) && f.overlay.tiers.empty()) {
+        const Scoped scoped = scoped_params(f, sets[j]);
+        if (!scoped.covered && f.overlay.tiers.empty()) {
           ++unchanged;   // outside the fit's scope, and no measured tier: the built-in parameters
           continue;
         }
         const double was = before(j);
-        const double after = median_error(sets[j], scoped_params(f, sets[j]));
+        const double after = median_error(sets[j], scoped.params);
         CAPTURE(was);
         CAPTURE(after);
         if (after == was) {
@@ -269,8 +268,10 @@ TEST_CASE("a fit on one collective leaves another collective's prediction as it 
   bool moved = false;
   for (const auto& p : f.parameters) moved = moved || p.fitted;
   CHECK(moved);   // not vacuous: the alltoall log did move a parameter
-  CHECK(median_error(sets[1], scoped_params(f, sets[1])) == median_error(sets[1], models::default_params()));
-  CHECK(median_error(sets[0], scoped_params(f, sets[0])) < median_error(sets[0], models::default_params()));
+  CHECK_FALSE(scoped_params(f, sets[1]).covered);
+  CHECK(median_error(sets[1], scoped_params(f, sets[1]).params) == median_error(sets[1], models::default_params()));
+  CHECK(scoped_params(f, sets[0]).covered);
+  CHECK(median_error(sets[0], scoped_params(f, sets[0]).params) < median_error(sets[0], models::default_params()));
 }
 
 TEST_CASE("a hold-out below 2 is refused") {
