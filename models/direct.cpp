@@ -29,9 +29,8 @@ namespace {
 // Whether a send from rank i to rank j crosses nodes: NCCL's proxy thread then drives the NIC
 // (net transport), so the GPU's chain of chunks waits only for buffer slots, not for each
 // chunk to leave (src/transport/net.cc: the GPU fills a slot and posts it; the proxy sends).
-bool proxied(const PlanBuilder& b, int i, int j) {
-  const Machine& m = b.machine();
-  return m.node_of(b.problem().ranks[i]) != m.node_of(b.problem().ranks[j]);
+bool proxied(const Machine& m, const Problem& problem, int i, int j) {
+  return m.node_of(problem.ranks[i]) != m.node_of(problem.ranks[j]);
 }
 
 // One point-to-point operation as NCCL runs it (src/enqueue.cc addP2pToPlan, and the P2P
@@ -61,7 +60,7 @@ P2pOp make_op(const PlanBuilder& b, const P2pShape& shape, int i, int j, sim::By
   op.to = j;
   op.bytes = bytes;
   op.channels = p2p_channels(shape, bytes);
-  op.network = proxied(b, i, j);
+  op.network = proxied(b.machine(), b.problem(), i, j);
   op.chunk = p2p_chunk(b.machine().params(), shape, b.choice().protocol, bytes, op.network);
   op.cap = std::min(gpu_cap / static_cast<double>(op.channels), b.p2p_cap(i, j, 1.0));
   op.flow = flow;
@@ -231,12 +230,9 @@ double direct_plan_size(const Machine& machine, const Problem& problem, const Ch
     return channels * pipeline_units(bytes / channels, p2p_chunk(machine.params(), shape, choice.protocol, bytes, network));
   };
   const int n = static_cast<int>(problem.ranks.size());
-  const auto network = [&](int i, int j) {
-    return machine.node_of(problem.ranks[i]) != machine.node_of(problem.ranks[j]);
-  };
   if (problem.op == Collective::send_recv) {
     double total = 0.0;
-    for (int i = 0; i < n; ++i) total += sends(problem.size, network(i, (i + 1) % n));
+    for (int i = 0; i < n; ++i) total += sends(problem.size, proxied(machine, problem, i, (i + 1) % n));
     return total;
   }
   if (problem.matrix.empty()) {
@@ -252,7 +248,7 @@ double direct_plan_size(const Machine& machine, const Problem& problem, const Ch
   double total = 0.0;
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j)
-      if (i != j) total += sends(all_to_all_piece(problem, i, j), network(i, j));
+      if (i != j) total += sends(all_to_all_piece(problem, i, j), proxied(machine, problem, i, j));
   return total;
 }
 
