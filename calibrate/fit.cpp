@@ -19,12 +19,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // Below this share of every measured time a term cannot be told from noise.
 constexpr double kMinShare = 0.05;
 
-double median(std::vector<double> v) {
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  if (v.size() % 2 == 1) return *mid;
-  return 0.5 * (*mid + *std::max_element(v.begin(), mid));
-}
 
 // MAD-based scale of the residuals: 1.4826 · median|r| estimates σ for normal errors.
 double robust_scale(const VectorXd& r) {
@@ -110,6 +104,13 @@ double t_quantile(double confidence, int dof) {
 std::string percent(double v) { return fmt::format("{:.2g}%", 100.0 * v); }
 
 }  // namespace
+
+double median(std::vector<double> v) {
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (v.size() % 2 == 1) return *mid;
+  return 0.5 * (*mid + *std::max_element(v.begin(), mid));
+}
 
 sim::Seconds AlphaBetaFit::predict(sim::Bytes x) const {
   return beta.is_unlimited() ? alpha : alpha + x / beta;

@@ -60,6 +60,9 @@ struct AlphaBetaFit {
   sim::Seconds predict(sim::Bytes x) const;
 };
 
+// The median of `v` (the mean of the middle two for an even count); v must not be empty.
+double median(std::vector<double> v);
+
 // Throws std::invalid_argument on no points or a time that is not positive.
 AlphaBetaFit fit_alpha_beta(std::span<const FitPoint> points, const FitOptions& options = {});
 

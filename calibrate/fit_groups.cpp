@@ -67,7 +67,6 @@ namespace {
 
 // fit_groups' out-of-sample check (GroupFit::held_out_pct): every third size held out.
 void check_held_out(GroupFit& f, const FitOptions& options) {
-  f.held_out_pct = std::nan("");
   std::vector<FitPoint> points = f.group.points;
   if (points.size() < 6) return;
   std::stable_sort(points.begin(), points.end(), [](const FitPoint& a, const FitPoint& b) { return a.bytes < b.bytes; });
@@ -82,10 +81,8 @@ void check_held_out(GroupFit& f, const FitOptions& options) {
   const AlphaBetaFit partial = fit_alpha_beta(kept, options);
   std::vector<double> errors;
   for (const FitPoint& p : held) errors.push_back(std::abs(partial.predict(p.bytes).count() / p.time.count() - 1.0));
-  std::sort(errors.begin(), errors.end());
-  const std::size_t n = errors.size();
-  f.held_out_pct = 100.0 * (n % 2 ? errors[n / 2] : 0.5 * (errors[n / 2 - 1] + errors[n / 2]));
-  f.held_out_points = static_cast<int>(n);
+  f.held_out_points = static_cast<int>(errors.size());
+  f.held_out_pct = 100.0 * median(std::move(errors));
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ struct GroupFit {
   // Checked out of sample: α and β fitted again without every third size (by bytes, the third,
   // sixth, ...), and the median |relative error| of that fit's times on the sizes it did not
   // see, in %. NaN with fewer than six points.
-  double held_out_pct = 0.0;
+  double held_out_pct = std::nan("");
   int held_out_points = 0;
 };
 
