@@ -23,6 +23,7 @@
 #include "models/predict.h"
 #include "input/collective.h"
 #include "input/input_error.h"
+#include "input/lines.h"
 #include "input/traffic_matrix.h"
 #include "sim/trace.h"
 #include "sim/units.h"
@@ -64,6 +65,13 @@ sim::Bytes size_arg(const std::string& text) {
   }
 }
 
+// A size --sizes may ask for (`text`, as the user wrote it): at most 1 PB.
+sim::Bytes within_limit(const std::string& text) {
+  const sim::Bytes size = size_arg(text);
+  if (size.count() > 1e15) throw InputError(fmt::format("--sizes: {} is beyond 1 PB; refusing", text));
+  return size;
+}
+
 // "8B:8GiB:2" (min, max, factor), "1MiB:1GiB" (factor 2), one size, or a list of sizes
 // ("64KiB,16MiB,1GiB").
 std::vector<sim::Bytes> parse_sizes(const std::string& text) {
@@ -71,12 +79,7 @@ std::vector<sim::Bytes> parse_sizes(const std::string& text) {
     if (text.find(':') != std::string::npos)
       throw InputError(fmt::format("--sizes: expected MIN:MAX[:FACTOR] or a list of sizes, not both, got '{}'", text));
     std::vector<sim::Bytes> sizes;
-    std::size_t start = 0;
-    for (std::size_t pos = 0; pos != std::string::npos; start = pos + 1) {
-      pos = text.find(',', start);
-      sizes.push_back(size_arg(text.substr(start, pos == std::string::npos ? std::string::npos : pos - start)));
-      if (sizes.back().count() > 1e15) throw InputError(fmt::format("--sizes: {} is beyond 1 PB; refusing", sim::format_size(sizes.back())));
-    }
+    for (const auto& field : input::split_fields(text)) sizes.push_back(within_limit(std::string(field.text)));
     return sizes;
   }
   std::vector<std::string> parts;
@@ -99,7 +102,7 @@ std::vector<sim::Bytes> parse_sizes(const std::string& text) {
     if (!(factor > 1.0)) throw InputError(fmt::format("--sizes: the factor must be above 1, got '{}'", parts[2]));
   }
   if (hi < lo) throw InputError(fmt::format("--sizes: the maximum {} is below the minimum {}", parts[1], parts[0]));
-  if (hi.count() > 1e15) throw InputError(fmt::format("--sizes: {} is beyond 1 PB; refusing", parts.size() > 1 ? parts[1] : parts[0]));
+  within_limit(parts.size() > 1 ? parts[1] : parts[0]);
   std::vector<sim::Bytes> sizes;
   for (double s = lo.count(); s <= hi.count() * (1.0 + 1e-12); s *= factor) {
     sizes.push_back(sim::Bytes{std::floor(s)});
