@@ -23,6 +23,40 @@ Problem problem_of(const topo::LinkGraph& g, int n, double bytes) {
   return Problem{Collective::all_reduce, sim::Bytes{bytes}, ranks, 0};
 }
 
+// An all_to_all of every GPU of `g` whose piece from i to j is bytes(i, j, r) (0 on the
+// diagonal), r drawn from a fixed linear congruential sequence started at `seed`; the
+// problem's size is the mean bytes a rank sends, as nccl-tests counts it.
+template <typename Bytes>
+Problem traffic_matrix(const topo::LinkGraph& g, std::uint32_t seed, Bytes bytes) {
+  const int n = static_cast<int>(g.gpus().size());
+  Problem p{Collective::all_to_all, sim::Bytes{0.0}, g.gpus(), 0};
+  p.matrix.assign(static_cast<std::size_t>(n) * n, 0.0);
+  double total = 0.0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      seed = seed * 1664525u + 1013904223u;
+      if (i == j) continue;
+      const double b = bytes(i, j, seed >> 16);
+      p.matrix[static_cast<std::size_t>(i) * n + j] = b;
+      total += b;
+    }
+  p.size = sim::Bytes{total / n};
+  return p;
+}
+
+// The longest any GPU of `g` needs to send its row of `p.matrix` over all its out-links at once.
+double send_bound(const Machine& m, const topo::LinkGraph& g, const Problem& p) {
+  const int n = static_cast<int>(g.gpus().size());
+  double bound = 0.0;
+  for (int i = 0; i < n; ++i) {
+    double out = 0.0, bytes = 0.0;
+    for (auto l : g.out_links(g.gpus()[static_cast<std::size_t>(i)])) out += m.links()[l].capacity.count();
+    for (int j = 0; j < n; ++j) bytes += p.matrix[static_cast<std::size_t>(i) * n + j];
+    bound = std::max(bound, bytes / out);
+  }
+  return bound;
+}
+
 }  // namespace
 
 TEST_CASE("NCCL's channel count by size: channels x threads x threshold bytes at least") {
@@ -232,38 +266,18 @@ TEST_CASE("an all_to_all of a skewed traffic matrix: the closed form re-shares t
     CAPTURE(name);
     const topo::LinkGraph g = topo::load_topology(testing::shipped(name));
     const Machine m(g, default_params());
+    // Pseudo-random pieces with the hot pair.
     const int n = static_cast<int>(g.gpus().size());
-    // Pseudo-random (a fixed linear congruential sequence) with the hot pair.
-    const auto matrix = [&]() {
-      Problem p{Collective::all_to_all, sim::Bytes{0.0}, g.gpus(), 0};
-      p.matrix.assign(static_cast<std::size_t>(n) * n, 0.0);
-      std::uint32_t state = 12345;
-      double total = 0.0;
-      for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j) {
-          state = state * 1664525u + 1013904223u;
-          if (i == j) continue;
-          const double mib = i == 0 && j == n - 1 ? 64.0 : 0.25 * (1 + (state >> 16) % 16);
-          p.matrix[static_cast<std::size_t>(i) * n + j] = mib * (1 << 20);
-          total += mib * (1 << 20);
-        }
-      p.size = sim::Bytes{total / n};
-      return p;
-    };
-    const Problem p = matrix();
+    const Problem p = traffic_matrix(g, 12345, [n](int i, int j, std::uint32_t r) {
+      return (i == 0 && j == n - 1 ? 64.0 : 0.25 * (1 + r % 16)) * (1 << 20);
+    });
     const Choice c = tune(m, p, TunerOptions{}).best;
     REQUIRE(c.algorithm == Algorithm::direct);
     const auto sim_run = run_collective(m, p, c, Method::simulate);
     const double cf_time = run_collective(m, p, c, Method::analytic).time.count();
     CHECK(cf_time == rel_approx(sim_run.time.count()).epsilon(0.01));
     // Conservation: no GPU sends faster than all its links together.
-    double bound = 0.0;
-    for (int i = 0; i < n; ++i) {
-      double out = 0.0, bytes = 0.0;
-      for (auto l : g.out_links(g.gpus()[static_cast<std::size_t>(i)])) out += m.links()[l].capacity.count();
-      for (int j = 0; j < n; ++j) bytes += p.matrix[static_cast<std::size_t>(i) * n + j];
-      bound = std::max(bound, bytes / out);
-    }
+    const double bound = send_bound(m, g, p);
     CHECK(sim_run.time.count() >= bound);
   }
 }
@@ -302,26 +316,13 @@ TEST_CASE("pairwise with a traffic matrix: each rank's steps carry its own bytes
     CAPTURE(name);
     const topo::LinkGraph g = topo::load_topology(testing::shipped(name));
     const Machine m(g, default_params());
-    const int n = static_cast<int>(g.gpus().size());
-    Problem p{Collective::all_to_all, sim::Bytes{0.0}, g.gpus(), 0};
-    p.matrix.assign(static_cast<std::size_t>(n) * n, 0.0);
-    std::uint32_t state = 777;
-    double total = 0.0;
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j) {
-        state = state * 1664525u + 1013904223u;
-        if (i == j) continue;
-        const double bytes = 1e6 * (1 + (state >> 16) % 24);
-        p.matrix[static_cast<std::size_t>(i) * n + j] = bytes;
-        total += bytes;
-      }
-    p.size = sim::Bytes{total / n};
+    const Problem p = traffic_matrix(g, 777, [](int, int, std::uint32_t r) { return 1e6 * (1 + r % 24); });
     TunerOptions o;
     o.algorithm = Algorithm::pairwise;
     const Choice c = tune(m, p, o).best;
     const double sim = run_collective(m, p, c, Method::simulate).time.count();
     const double closed = run_collective(m, p, c, Method::analytic).time.count();
-    if (n == 8) {
+    if (g.gpus().size() == 8) {
       CHECK(closed == rel_approx(sim).epsilon(0.001));
     } else {
       CHECK(closed <= sim * 1.001);
@@ -330,13 +331,6 @@ TEST_CASE("pairwise with a traffic matrix: each rank's steps carry its own bytes
     }
     // The steps run one after another on each rank: no rank is done before its own bytes have
     // left over all its links together.
-    double bound = 0.0;
-    for (int i = 0; i < n; ++i) {
-      double out = 0.0, bytes = 0.0;
-      for (auto l : g.out_links(g.gpus()[static_cast<std::size_t>(i)])) out += m.links()[l].capacity.count();
-      for (int j = 0; j < n; ++j) bytes += p.matrix[static_cast<std::size_t>(i) * n + j];
-      bound = std::max(bound, bytes / out);
-    }
-    CHECK(sim >= bound);
+    CHECK(sim >= send_bound(m, g, p));
   }
 }
