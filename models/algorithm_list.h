@@ -21,4 +21,5 @@
   X(hierarchical, kHierarchicalAlgorithm)      \
   X(direct, kDirectAlgorithm)                  \
   X(pairwise, kPairwiseAlgorithm)              \
+  X(pat, kPatAlgorithm)                        \
   /* the end of the list */

@@ -107,11 +107,13 @@ std::optional<std::string> why_not(const Machine& machine, const Problem& proble
   }
   const AlgorithmDescriptor& d = descriptor(algorithm);
   if (!d.collectives.contains(op)) return fmt::format(fmt::runtime(d.unimplemented), to_string(op));
+  // Whether it runs on these ranks at all before whether it runs with this protocol, so that a
+  // forced --algo is refused for its real reason, not for the first protocol tried.
+  if (d.why_not)
+    if (auto reason = d.why_not(machine, problem, ranks_by_node(machine, problem))) return reason;
   if (!d.protocols.contains(protocol)) return protocol_refusal(d);
-  if (d.why_not_protocol)
-    if (auto reason = d.why_not_protocol(machine, problem, protocol)) return reason;
-  if (!d.why_not) return std::nullopt;
-  return d.why_not(machine, problem, ranks_by_node(machine, problem));
+  if (d.why_not_protocol) return d.why_not_protocol(machine, problem, protocol);
+  return std::nullopt;
 }
 
 Plan expand(const Machine& machine, const Problem& problem, const Choice& choice) {

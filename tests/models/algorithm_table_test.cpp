@@ -57,8 +57,8 @@ TEST_CASE("the tuner's default candidate sets are NCCL's; `all` adds the rest") 
   const Machine m(g, default_params());
   using A = Algorithm;
   CHECK(candidates(m, g, Collective::all_reduce, false) == std::vector{A::ring, A::tree, A::nvls, A::nvls_tree});
-  CHECK(candidates(m, g, Collective::all_gather, false) == std::vector{A::ring, A::nvls});
-  CHECK(candidates(m, g, Collective::reduce_scatter, false) == std::vector{A::ring, A::nvls});
+  CHECK(candidates(m, g, Collective::all_gather, false) == std::vector{A::ring, A::nvls, A::pat});
+  CHECK(candidates(m, g, Collective::reduce_scatter, false) == std::vector{A::ring, A::nvls, A::pat});
   CHECK(candidates(m, g, Collective::broadcast, false) == std::vector{A::ring});
   CHECK(candidates(m, g, Collective::reduce, false) == std::vector{A::ring});
   CHECK(candidates(m, g, Collective::all_to_all, false) == std::vector{A::direct});
@@ -69,9 +69,10 @@ TEST_CASE("the tuner's default candidate sets are NCCL's; `all` adds the rest") 
 }
 
 TEST_CASE("why_not refuses a collective exactly when the descriptor does not implement it") {
-  // One HGX H100 (nvls, one_shot, two_shot apply there) and two of them over InfiniBand
-  // (nvls_tree, hierarchical): every implemented collective applies on one of the two, with
-  // Simple; every other one is refused on both with the descriptor's words.
+  // One HGX H100 (nvls, one_shot, two_shot apply there), two of them over InfiniBand
+  // (nvls_tree, hierarchical) and one GPU of each of the two (pat): every implemented collective
+  // applies on one of the three, with Simple; every other one is refused on all with the
+  // descriptor's words.
   const topo::LinkGraph one = topo::load_topology(testing::shipped("hgx-h100.yaml"));
   const topo::LinkGraph two = topo::load_topology(testing::shipped("cluster-h100-ib.yaml"), {{"nodes", "2"}});
   const Machine m1(one, default_params()), m2(two, default_params());
@@ -81,12 +82,16 @@ TEST_CASE("why_not refuses a collective exactly when the descriptor does not imp
       CAPTURE(to_string(op));
       const auto why1 = why_not(m1, Problem{op, sim::Bytes{1 << 20}, one.gpus(), 0}, d->id, Protocol::simple);
       const auto why2 = why_not(m2, Problem{op, sim::Bytes{1 << 20}, two.gpus(), 0}, d->id, Protocol::simple);
+      const auto why3 =
+          why_not(m2, Problem{op, sim::Bytes{1 << 20}, {two.gpus()[0], two.gpus()[8]}, 0}, d->id, Protocol::simple);
       if (d->collectives.contains(op)) {
-        CHECK((!why1 || !why2));
+        CHECK((!why1 || !why2 || !why3));
       } else {
         REQUIRE(why1.has_value());
         REQUIRE(why2.has_value());
+        REQUIRE(why3.has_value());
         CHECK(*why1 == *why2);
+        CHECK(*why1 == *why3);
         CHECK(why1->find(d->name) != std::string::npos);
       }
     }
