@@ -47,7 +47,10 @@ Decision tune(const Machine& machine, const Problem& problem, const TunerOptions
       Candidate c{Choice{a, p, channels_for_size(problem, a, p, channels)}, std::nullopt, ""};
       if (auto reason = why_not(machine, problem, a, p)) {
         c.note = *reason;
-        if (first_refusal.empty()) first_refusal = fmt::format("--algo {} --proto {}: {}", to_string(a), to_string(p), *reason);
+        // Name the protocol only where the user forced it: a refusal for the ranks holds for all.
+        if (first_refusal.empty())
+          first_refusal = options.protocol ? fmt::format("--algo {} --proto {}: {}", to_string(a), to_string(p), *reason)
+                                           : fmt::format("--algo {}: {}", to_string(a), *reason);
       } else {
         const Estimate e = estimate(machine, problem, c.choice);
         c.time = e.time;

@@ -189,3 +189,12 @@ TEST_CASE("absurd requests: refused up front with the estimate and the limit") {
   expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --max-events -3"),
                         "--max-events", "expected a count");
 }
+
+TEST_CASE("a forced algorithm is refused for why it cannot run on these ranks; a forced protocol is named") {
+  // Not for the first protocol the tuner tried: pat on one node is refused for the node.
+  const Run pat = wiresim("coll all_gather --topo topologies/hgx-h100.yaml --algo pat");
+  expect_one_line_error(pat, "--algo pat:", "pat runs between nodes");
+  CHECK(pat.err.find("--proto") == std::string::npos);
+  expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --algo nvls --proto ll"),
+                        "--algo nvls --proto ll:", "Simple protocol only");
+}
