@@ -22,4 +22,5 @@
   X(direct, kDirectAlgorithm)                  \
   X(pairwise, kPairwiseAlgorithm)              \
   X(pat, kPatAlgorithm)                        \
+  X(collnet, kCollnetAlgorithm)                \
   /* the end of the list */

@@ -85,7 +85,8 @@ std::string topo_summary(const LinkGraph& g, const Router& router) {
       int multicast = 0;
       for (DeviceId d = 0; d < g.device_count(); ++d)
         multicast += g.device(d).kind == k && g.device(d).multicast;
-      if (multicast == kinds[k]) note = "in-switch reduction and multicast (NVLS)";
+      if (multicast == kinds[k])
+        note = k == DeviceKind::nvswitch ? "in-switch reduction and multicast (NVLS)" : "in-network reduction (SHARP)";
       else if (multicast) note = fmt::format("{} with in-switch reduction and multicast", multicast);
     }
     if (k == DeviceKind::nvme) {

@@ -53,8 +53,9 @@ double parse_ratio(const Value& v, const std::string& path) {
 }
 
 // A fabric switch: in no node, on `rail` (-1: every rail).
-DeviceId add_switch(LinkGraph& graph, std::string name, int rail) {
+DeviceId add_switch(LinkGraph& graph, std::string name, int rail, bool sharp) {
   Device d;
+  d.multicast = sharp;
   d.name = std::move(name);
   d.kind = DeviceKind::network_switch;
   d.node = -1;
@@ -66,9 +67,9 @@ DeviceId add_switch(LinkGraph& graph, std::string name, int rail) {
 
 FabricSpec parse_fabric(const Value& fabric, const std::string& path, std::vector<std::string>& warnings) {
   require_map(fabric, path);
-  static constexpr std::array<std::string_view, 9> kKeys = {
+  static constexpr std::array<std::string_view, 10> kKeys = {
       "topology", "tier",   "nic",      "rails", "leaf_radix", "oversubscription",
-      "spines",   "nic_link", "uplink"};
+      "spines",   "nic_link", "uplink", "sharp"};
   check_keys(fabric, kKeys, path);
   FabricSpec spec;
   const Value& layout = require(fabric, "topology", path);
@@ -111,6 +112,7 @@ FabricSpec parse_fabric(const Value& fabric, const std::string& path, std::vecto
   const Cable up = parse_cable(require(fabric, "uplink", path), join_path(path, "uplink"), warnings);
   spec.uplink_bandwidth = up.bandwidth;
   spec.uplink_latency = up.latency;
+  if (const Value* sharp = find(fabric, "sharp")) spec.sharp = as_bool(*sharp, join_path(path, "sharp"));
   return spec;
 }
 
@@ -138,7 +140,8 @@ void build_fabric(const FabricSpec& spec, LinkGraph& graph,
 
   std::vector<DeviceId> leaf_ids;
   for (long k = 0; k < leaves; ++k)
-    leaf_ids.push_back(add_switch(graph, fmt::format("leaf{}", k), by_rail ? static_cast<int>(k / leaves_per_rail) : -1));
+    leaf_ids.push_back(add_switch(graph, fmt::format("leaf{}", k), by_rail ? static_cast<int>(k / leaves_per_rail) : -1,
+                                      spec.sharp));
   for (long n = 0; n < nodes; ++n) {
     for (long i = 0; i < per_node; ++i) {
       // Rail r's ports, node by node, fill its leaves in order.
@@ -157,7 +160,7 @@ void build_fabric(const FabricSpec& spec, LinkGraph& graph,
                                      "oversubscription {}), so at most {} spines, got {}",
                                      up, spec.leaf_radix, o, up, spines), spec.spines_via);
   std::vector<DeviceId> spine_ids;
-  for (long s = 0; s < spines; ++s) spine_ids.push_back(add_switch(graph, fmt::format("spine{}", s), -1));
+  for (long s = 0; s < spines; ++s) spine_ids.push_back(add_switch(graph, fmt::format("spine{}", s), -1, spec.sharp));
   for (DeviceId leaf : leaf_ids) {
     for (long s = 0; s < spines; ++s) {
       // up cables spread as evenly as they go: the first up % spines spines get one more.

@@ -41,6 +41,9 @@ struct FabricSpec {
   sim::Seconds nic_latency;
   sim::BytesPerSec uplink_bandwidth;  // per leaf-spine cable
   sim::Seconds uplink_latency;
+  // The switches reduce in the network (InfiniBand SHARP; NCCL's CollNet through the SHARP
+  // plugin): every leaf and spine gets `multicast`, which the collnet algorithm needs.
+  bool sharp = false;
 };
 
 // Rates that parse but look like a slip of the unit land in `warnings` (plausibility.h).

@@ -56,7 +56,8 @@ TEST_CASE("the tuner's default candidate sets are NCCL's; `all` adds the rest") 
   const topo::LinkGraph g = topo::load_topology(testing::shipped("hgx-h100.yaml"));
   const Machine m(g, default_params());
   using A = Algorithm;
-  CHECK(candidates(m, g, Collective::all_reduce, false) == std::vector{A::ring, A::tree, A::nvls, A::nvls_tree});
+  CHECK(candidates(m, g, Collective::all_reduce, false) ==
+        std::vector{A::ring, A::tree, A::nvls, A::nvls_tree, A::collnet});
   CHECK(candidates(m, g, Collective::all_gather, false) == std::vector{A::ring, A::nvls, A::pat});
   CHECK(candidates(m, g, Collective::reduce_scatter, false) == std::vector{A::ring, A::nvls, A::pat});
   CHECK(candidates(m, g, Collective::broadcast, false) == std::vector{A::ring});
@@ -64,18 +65,20 @@ TEST_CASE("the tuner's default candidate sets are NCCL's; `all` adds the rest") 
   CHECK(candidates(m, g, Collective::all_to_all, false) == std::vector{A::direct});
   CHECK(candidates(m, g, Collective::send_recv, false) == std::vector{A::direct});
   CHECK(candidates(m, g, Collective::all_reduce, true) ==
-        std::vector{A::ring, A::tree, A::nvls, A::nvls_tree, A::one_shot, A::two_shot, A::hierarchical});
+        std::vector{A::ring, A::tree, A::nvls, A::nvls_tree, A::one_shot, A::two_shot, A::hierarchical, A::collnet});
   CHECK(candidates(m, g, Collective::all_to_all, true) == std::vector{A::direct, A::pairwise});
 }
 
 TEST_CASE("why_not refuses a collective exactly when the descriptor does not implement it") {
   // One HGX H100 (nvls, one_shot, two_shot apply there), two of them over InfiniBand
-  // (nvls_tree, hierarchical) and one GPU of each of the two (pat): every implemented collective
-  // applies on one of the three, with Simple; every other one is refused on all with the
-  // descriptor's words.
+  // (nvls_tree, hierarchical), one GPU of each of the two (pat), and the two on a fabric that
+  // reduces (collnet): every implemented collective applies on one of the four, with Simple;
+  // every other one is refused on all with the descriptor's words.
   const topo::LinkGraph one = topo::load_topology(testing::shipped("hgx-h100.yaml"));
   const topo::LinkGraph two = topo::load_topology(testing::shipped("cluster-h100-ib.yaml"), {{"nodes", "2"}});
-  const Machine m1(one, default_params()), m2(two, default_params());
+  const topo::LinkGraph sharp =
+      topo::load_topology(testing::shipped("cluster-h100-ib.yaml"), {{"nodes", "2"}, {"sharp", "true"}});
+  const Machine m1(one, default_params()), m2(two, default_params()), m3(sharp, default_params());
   for (const AlgorithmDescriptor* d : algorithms())
     for (Collective op : all_collectives()) {
       CAPTURE(d->name);
@@ -84,14 +87,17 @@ TEST_CASE("why_not refuses a collective exactly when the descriptor does not imp
       const auto why2 = why_not(m2, Problem{op, sim::Bytes{1 << 20}, two.gpus(), 0}, d->id, Protocol::simple);
       const auto why3 =
           why_not(m2, Problem{op, sim::Bytes{1 << 20}, {two.gpus()[0], two.gpus()[8]}, 0}, d->id, Protocol::simple);
+      const auto why4 = why_not(m3, Problem{op, sim::Bytes{1 << 20}, sharp.gpus(), 0}, d->id, Protocol::simple);
       if (d->collectives.contains(op)) {
-        CHECK((!why1 || !why2 || !why3));
+        CHECK((!why1 || !why2 || !why3 || !why4));
       } else {
         REQUIRE(why1.has_value());
         REQUIRE(why2.has_value());
         REQUIRE(why3.has_value());
+        REQUIRE(why4.has_value());
         CHECK(*why1 == *why2);
         CHECK(*why1 == *why3);
+        CHECK(*why1 == *why4);
         CHECK(why1->find(d->name) != std::string::npos);
       }
     }

@@ -1,0 +1,144 @@
+// CollNet Direct with in-network reduction (models/collnet.cpp): where it applies, its
+// pipeline by hand, the bytes each NIC and NVLink port must carry, its closed form against the
+// simulation, and the tuner's use of it. The shipped IB clusters with `--set sharp=true`: up to
+// 32 nodes every rail's NICs share one leaf switch, which reduces.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "models/plan.h"
+#include "models/run.h"
+#include "models/tuner.h"
+#include "test_machines.h"
+#include "tests/approx.h"
+#include "topologies/builder.h"
+
+using namespace wiresim;
+using namespace wiresim::models;
+
+namespace {
+
+topo::LinkGraph cluster(const std::string& file, int nodes, bool sharp = true) {
+  return topo::load_topology(testing::shipped(file),
+                             {{"nodes", std::to_string(nodes)}, {"sharp", sharp ? "true" : "false"}});
+}
+
+// The slowest link (payload B/s) of a route.
+double slowest(const Machine& m, std::span<const sim::LinkId> route) {
+  double r = INFINITY;
+  for (auto l : route) r = std::min(r, m.links()[l].capacity.count());
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("collnet needs a fabric that reduces, two nodes or more, one leaf per rail, Simple and all_reduce") {
+  const topo::LinkGraph plain = cluster("cluster-h100-ib.yaml", 2, false);
+  const Machine pm(plain, default_params());
+  const Problem across{Collective::all_reduce, sim::Bytes{1 << 20}, plain.gpus(), 0};
+  const auto no_sharp = why_not(pm, across, Algorithm::collnet, Protocol::simple);
+  REQUIRE(no_sharp.has_value());
+  CHECK(no_sharp->find("sharp: true") != std::string::npos);
+
+  const topo::LinkGraph g = cluster("cluster-h100-ib.yaml", 2);
+  const Machine m(g, default_params());
+  const Problem p{Collective::all_reduce, sim::Bytes{1 << 20}, g.gpus(), 0};
+  CHECK_FALSE(why_not(m, p, Algorithm::collnet, Protocol::simple).has_value());
+  CHECK(why_not(m, p, Algorithm::collnet, Protocol::ll).has_value());
+  CHECK(why_not(m, p, Algorithm::collnet, Protocol::ll128).has_value());
+  const Problem gather{Collective::all_gather, sim::Bytes{1 << 20}, g.gpus(), 0};
+  CHECK(why_not(m, gather, Algorithm::collnet, Protocol::simple).has_value());
+  const std::vector<topo::DeviceId> node0(g.gpus().begin(), g.gpus().begin() + 8);
+  const Problem inside{Collective::all_reduce, sim::Bytes{1 << 20}, node0, 0};
+  REQUIRE(why_not(m, inside, Algorithm::collnet, Protocol::simple).has_value());
+  CHECK(why_not(m, inside, Algorithm::collnet, Protocol::simple)->find("between nodes") != std::string::npos);
+
+  // 64 nodes: a rail's 64 NICs fill two leaves of 32 down ports; the SHARP tree over the
+  // spines is not modelled, and says so.
+  const topo::LinkGraph big = cluster("cluster-h100-ib.yaml", 64);
+  const Machine bm(big, default_params());
+  const Problem all{Collective::all_reduce, sim::Bytes{1 << 20}, big.gpus(), 0};
+  REQUIRE(why_not(bm, all, Algorithm::collnet, Protocol::simple).has_value());
+  CHECK(why_not(bm, all, Algorithm::collnet, Protocol::simple)->find("not modelled") != std::string::npos);
+}
+
+TEST_CASE("collnet by hand: one GPU a node, 1 MiB, the NICs' pipeline and the switch's step") {
+  // One GPU per node: no NVLink writes; each chunk goes up through the node's NIC, waits the
+  // switch's step (NCCL's CollNet Direct NET latency) for both nodes' parts, comes down.
+  // Chunk: 512 KiB x 24 channels, halved while 1 MiB < 8 chunks: 96 KiB, 11 loops, the last
+  // 64 KiB. The ups go back to back; each down waits for its chunk and the previous down, so
+  // the last arrives L full chunks + the last one's NIC time after the start, plus the step
+  // and the wire up and down.
+  const topo::LinkGraph g = cluster("cluster-h100-ib.yaml", 2);
+  const Machine m(g, default_params());
+  const std::vector<topo::DeviceId> ranks{g.gpus()[0], g.gpus()[8]};
+  const Problem p{Collective::all_reduce, sim::Bytes{1 << 20}, ranks, 0};
+  REQUIRE(m.arch().channels == 24);
+  const Choice c{Algorithm::collnet, Protocol::simple, m.arch().channels};
+  const Params& params = m.params();
+  const double base = params.base_latency(Algorithm::collnet, Protocol::simple).count() +
+                      m.arch().launch_overhead.count();
+  const double step = params.step_latency(Algorithm::collnet, Protocol::simple, TierClass::net).count();
+  CHECK(step == doctest::Approx(31e-6));
+  const auto route = m.route(ranks[0], ranks[1]);
+  const double r = slowest(m, route), wire = m.wire_latency(route).count();
+  const double chunk = 98304, last = 65536;
+  const double by_hand = base + 11 * chunk / r + last / r + step + wire;
+  CHECK(run_collective(m, p, c, Method::simulate).time.count() == rel_approx(by_hand).epsilon(1e-6));
+  CHECK(run_collective(m, p, c, Method::analytic).time.count() == rel_approx(by_hand).epsilon(1e-6));
+}
+
+TEST_CASE("collnet: no all_reduce beats its NIC or NVLink bytes, and the closed form follows the simulation") {
+  // Per direction each head's NIC carries S/g and each GPU's NVLink port 2(g - 1)/g x S (its
+  // writes to the other heads, then its part to the other GPUs). HGX H100 nodes are bound by
+  // NVLink (1.75 S at ~380 GB/s against S/8 at 48 GB/s), HGX B200 nodes by their NICs. The
+  // closed form: equal to the simulation at 1 and 4 GiB on both, within 4.2 % at 4-64 MiB on
+  // H100 and 3.5 % at 100 MiB on B200 (models/collnet.cpp says where the rest comes from); the
+  // test allows 5 %.
+  for (const std::string file : {"cluster-h100-ib.yaml", "cluster-b200-ib.yaml"})
+    for (const int nodes : {2, 4, 8}) {
+      const topo::LinkGraph g = cluster(file, nodes);
+      const Machine m(g, default_params());
+      const double nic = slowest(m, m.route(g.gpus()[0], g.gpus()[8]));
+      const double port = m.links()[m.nvls_port(g.gpus()[0])->up].capacity.count();
+      for (const double size : {1024.0, 1048576.0, 4194304.0, 16777216.0, 67108864.0, 104857600.0, 1073741824.0,
+                                4294967296.0}) {
+        CAPTURE(file);
+        CAPTURE(nodes);
+        CAPTURE(size);
+        const Problem p{Collective::all_reduce, sim::Bytes{size}, g.gpus(), 0};
+        const Choice c{Algorithm::collnet, Protocol::simple, m.arch().channels};
+        const double sim = run_collective(m, p, c, Method::simulate).time.count();
+        const double closed = run_collective(m, p, c, Method::analytic).time.count();
+        CHECK(sim >= size / 8 / nic);
+        CHECK(sim >= 2.0 * 7 / 8 * size / port);
+        CHECK(closed == rel_approx(sim).epsilon(size >= 1e9 ? 1e-6 : 0.05));
+      }
+    }
+}
+
+TEST_CASE("with SHARP the tuner takes collnet where it is fastest, and not without it") {
+  // 8 HGX B200 nodes at 1 MiB and 1 GiB: collnet's one NET step a chunk against the ring's 14
+  // and the tree's 6, and each NIC's S/8 against the ring's 2 x 7/8 x S/8 per NIC ring.
+  const topo::LinkGraph g = cluster("cluster-b200-ib.yaml", 8);
+  const Machine m(g, default_params());
+  for (const double size : {1048576.0, 1073741824.0}) {
+    CAPTURE(size);
+    const Problem p{Collective::all_reduce, sim::Bytes{size}, g.gpus(), 0};
+    const Decision d = tune(m, p, TunerOptions{});
+    CHECK(d.best.algorithm == Algorithm::collnet);
+    const double picked = run_collective(m, p, d.best, Method::simulate).time.count();
+    double best = INFINITY;
+    for (const auto& cand : d.candidates)
+      if (cand.time) best = std::min(best, run_collective(m, p, cand.choice, Method::simulate).time.count());
+    CHECK(picked <= best * 1.02);
+  }
+  const topo::LinkGraph plain = cluster("cluster-b200-ib.yaml", 8, false);
+  const Machine pm(plain, default_params());
+  const Problem p{Collective::all_reduce, sim::Bytes{1048576.0}, plain.gpus(), 0};
+  const Decision d = tune(pm, p, TunerOptions{});
+  CHECK(d.best.algorithm != Algorithm::collnet);
+  for (const auto& cand : d.candidates)
+    if (cand.choice.algorithm == Algorithm::collnet) CHECK_FALSE(cand.time.has_value());
+}
