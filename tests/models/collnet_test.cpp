@@ -1,7 +1,8 @@
 // CollNet Direct with in-network reduction (models/collnet.cpp): where it applies, its
 // pipeline by hand, the bytes each NIC and NVLink port must carry, its closed form against the
 // simulation, and the tuner's use of it. The shipped IB clusters with `--set sharp=true`: up to
-// 32 nodes every rail's NICs share one leaf switch, which reduces.
+// 32 nodes every rail's NICs share one leaf switch, which reduces; from 33 on a rail spans two
+// leaves, each reducing its nodes' parts and a spine reducing theirs.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -31,9 +32,30 @@ double slowest(const Machine& m, std::span<const sim::LinkId> route) {
   return r;
 }
 
+// One GPU a node, 1 MiB on 24 channels: chunks of 512 KiB x 24, halved while 1 MiB < 8 chunks,
+// are 96 KiB: 11 loops, the last 64 KiB. The simulation and the closed form must both end
+// `full` chunk times + the last chunk's after the launch, plus the NET step once and the wire
+// from the first rank to `far` (up to where the sums are made and back).
+void check_one_per_node(const Machine& m, const std::vector<topo::DeviceId>& ranks, topo::DeviceId far, int full) {
+  const Problem p{Collective::all_reduce, sim::Bytes{1 << 20}, ranks, 0};
+  REQUIRE(m.arch().channels == 24);
+  const Choice c{Algorithm::collnet, Protocol::simple, m.arch().channels};
+  const Params& params = m.params();
+  const double base = params.base_latency(Algorithm::collnet, Protocol::simple).count() +
+                      m.arch().launch_overhead.count();
+  const double step = params.step_latency(Algorithm::collnet, Protocol::simple, TierClass::net).count();
+  CHECK(step == doctest::Approx(31e-6));
+  const auto route = m.route(ranks[0], far);
+  const double r = slowest(m, route), wire = m.wire_latency(route).count();
+  const double chunk = 98304, last = 65536;
+  const double by_hand = base + full * chunk / r + last / r + step + wire;
+  CHECK(run_collective(m, p, c, Method::simulate).time.count() == rel_approx(by_hand).epsilon(1e-6));
+  CHECK(run_collective(m, p, c, Method::analytic).time.count() == rel_approx(by_hand).epsilon(1e-6));
+}
+
 }  // namespace
 
-TEST_CASE("collnet needs a fabric that reduces, two nodes or more, one leaf per rail, Simple and all_reduce") {
+TEST_CASE("collnet needs a fabric that reduces, two nodes or more, Simple and all_reduce") {
   const topo::LinkGraph plain = cluster("cluster-h100-ib.yaml", 2, false);
   const Machine pm(plain, default_params());
   const Problem across{Collective::all_reduce, sim::Bytes{1 << 20}, plain.gpus(), 0};
@@ -53,57 +75,48 @@ TEST_CASE("collnet needs a fabric that reduces, two nodes or more, one leaf per 
   const Problem inside{Collective::all_reduce, sim::Bytes{1 << 20}, node0, 0};
   REQUIRE(why_not(m, inside, Algorithm::collnet, Protocol::simple).has_value());
   CHECK(why_not(m, inside, Algorithm::collnet, Protocol::simple)->find("between nodes") != std::string::npos);
-
-  // 64 nodes: a rail's 64 NICs fill two leaves of 32 down ports; the SHARP tree over the
-  // spines is not modelled, and says so.
-  const topo::LinkGraph big = cluster("cluster-h100-ib.yaml", 64);
-  const Machine bm(big, default_params());
-  const Problem all{Collective::all_reduce, sim::Bytes{1 << 20}, big.gpus(), 0};
-  REQUIRE(why_not(bm, all, Algorithm::collnet, Protocol::simple).has_value());
-  CHECK(why_not(bm, all, Algorithm::collnet, Protocol::simple)->find("not modelled") != std::string::npos);
 }
 
 TEST_CASE("collnet by hand: one GPU a node, 1 MiB, the NICs' pipeline and the switch's step") {
   // One GPU per node: no NVLink writes; each chunk goes up through the node's NIC, waits the
   // switch's step (NCCL's CollNet Direct NET latency) for both nodes' parts, comes down.
-  // Chunk: 512 KiB x 24 channels, halved while 1 MiB < 8 chunks: 96 KiB, 11 loops, the last
-  // 64 KiB. The ups go back to back; each down waits for its chunk and the previous down, so
-  // the last arrives L full chunks + the last one's NIC time after the start, plus the step
-  // and the wire up and down.
+  // The ups go back to back; each down waits for its chunk and the previous down, so the last
+  // arrives 11 full chunks + the last one after the start.
   const topo::LinkGraph g = cluster("cluster-h100-ib.yaml", 2);
   const Machine m(g, default_params());
-  const std::vector<topo::DeviceId> ranks{g.gpus()[0], g.gpus()[8]};
-  const Problem p{Collective::all_reduce, sim::Bytes{1 << 20}, ranks, 0};
-  REQUIRE(m.arch().channels == 24);
-  const Choice c{Algorithm::collnet, Protocol::simple, m.arch().channels};
-  const Params& params = m.params();
-  const double base = params.base_latency(Algorithm::collnet, Protocol::simple).count() +
-                      m.arch().launch_overhead.count();
-  const double step = params.step_latency(Algorithm::collnet, Protocol::simple, TierClass::net).count();
-  CHECK(step == doctest::Approx(31e-6));
-  const auto route = m.route(ranks[0], ranks[1]);
-  const double r = slowest(m, route), wire = m.wire_latency(route).count();
-  const double chunk = 98304, last = 65536;
-  const double by_hand = base + 11 * chunk / r + last / r + step + wire;
-  CHECK(run_collective(m, p, c, Method::simulate).time.count() == rel_approx(by_hand).epsilon(1e-6));
-  CHECK(run_collective(m, p, c, Method::analytic).time.count() == rel_approx(by_hand).epsilon(1e-6));
+  check_one_per_node(m, {g.gpus()[0], g.gpus()[8]}, g.gpus()[8], 11);
+}
+
+TEST_CASE("collnet by hand over two levels: 64 nodes of one GPU, each rail under two leaves and a spine") {
+  // Rail 0's 64 NICs fill two leaves of 32 ports. Each chunk goes up a NIC, waits at its leaf
+  // for the leaf's 32 parts, goes up the leaf's cable to the spine, waits the NET step for both
+  // leaves, and comes back down the same way: four stages of one chunk at 50 GB/s x 0.96 each.
+  // The last (64 KiB) chunk waits behind the previous full one at each of the last three, so
+  // the end is (11 + 2) full chunks + the last one after the start; the wire is the whole way
+  // from node 0 to node 32 (NIC, leaf, spine, leaf, NIC).
+  const topo::LinkGraph g = cluster("cluster-h100-ib.yaml", 64);
+  const Machine m(g, default_params());
+  std::vector<topo::DeviceId> ranks;
+  for (int k = 0; k < 64; ++k) ranks.push_back(g.gpus()[static_cast<std::size_t>(k) * 8]);
+  check_one_per_node(m, ranks, ranks[32], 13);
 }
 
 TEST_CASE("collnet: no all_reduce beats its NIC or NVLink bytes, and the closed form follows the simulation") {
   // Per direction each head's NIC carries S/g and each GPU's NVLink port 2(g - 1)/g x S (its
   // writes to the other heads, then its part to the other GPUs). HGX H100 nodes are bound by
-  // NVLink (1.75 S at ~380 GB/s against S/8 at 48 GB/s), HGX B200 nodes by their NICs. The
-  // closed form: equal to the simulation at 1 and 4 GiB on both, within 4.2 % at 4-64 MiB on
-  // H100 and 3.5 % at 100 MiB on B200 (models/collnet.cpp says where the rest comes from); the
-  // test allows 5 %.
+  // NVLink (1.75 S at ~380 GB/s against S/8 at 48 GB/s), HGX B200 nodes by their NICs. 40
+  // nodes: each rail under two leaves (32 + 8 nodes) and a spine. The closed form: equal to the
+  // simulation up to 1 MiB and from 1 GiB on (1e-6), within 3.1 % between (+3.0 % at 48 MiB on
+  // 2 H100 nodes, the worst; models/collnet.cpp says where the rest comes from).
   for (const std::string file : {"cluster-h100-ib.yaml", "cluster-b200-ib.yaml"})
-    for (const int nodes : {2, 4, 8}) {
+    for (const int nodes : {2, 4, 8, 40}) {
       const topo::LinkGraph g = cluster(file, nodes);
       const Machine m(g, default_params());
       const double nic = slowest(m, m.route(g.gpus()[0], g.gpus()[8]));
       const double port = m.links()[m.nvls_port(g.gpus()[0])->up].capacity.count();
-      for (const double size : {1024.0, 1048576.0, 4194304.0, 16777216.0, 67108864.0, 104857600.0, 1073741824.0,
-                                4294967296.0}) {
+      for (const double size : {1024.0, 1048576.0, 4194304.0, 16777216.0, 50331648.0, 67108864.0, 104857600.0,
+                                1073741824.0, 4294967296.0}) {
+        if (nodes == 40 && size > 3e8) continue;   // 320 ranks: the large sizes take long under the sanitizers
         CAPTURE(file);
         CAPTURE(nodes);
         CAPTURE(size);
@@ -113,7 +126,7 @@ TEST_CASE("collnet: no all_reduce beats its NIC or NVLink bytes, and the closed 
         const double closed = run_collective(m, p, c, Method::analytic).time.count();
         CHECK(sim >= size / 8 / nic);
         CHECK(sim >= 2.0 * 7 / 8 * size / port);
-        CHECK(closed == rel_approx(sim).epsilon(size >= 1e9 ? 1e-6 : 0.05));
+        CHECK(closed == rel_approx(sim).epsilon(size <= 1048576.0 || size >= 1e9 ? 1e-6 : 0.031));
       }
     }
 }
