@@ -112,7 +112,14 @@ FabricSpec parse_fabric(const Value& fabric, const std::string& path, std::vecto
   const Cable up = parse_cable(require(fabric, "uplink", path), join_path(path, "uplink"), warnings);
   spec.uplink_bandwidth = up.bandwidth;
   spec.uplink_latency = up.latency;
-  if (const Value* sharp = find(fabric, "sharp")) spec.sharp = as_bool(*sharp, join_path(path, "sharp"));
+  if (const Value* sharp = find(fabric, "sharp")) {
+    spec.sharp = as_bool(*sharp, join_path(path, "sharp"));
+    // SHARP is InfiniBand's (Quantum switches); on another tier it is a what-if, kept as asked.
+    if (spec.sharp && spec.tier != Tier::ib)
+      warnings.push_back(fmt::format("{}: warning: {}.sharp: in-network reduction (SHARP) is an InfiniBand switch "
+                                     "feature, and this fabric is {}; modelled as asked",
+                                     input::where(sharp->at), path, to_string(spec.tier)));
+  }
   return spec;
 }
 

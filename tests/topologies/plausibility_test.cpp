@@ -53,3 +53,25 @@ TEST_CASE("the builder keeps the warnings at the value's file:line:column") {
   REQUIRE(g.warnings.size() == 1);
   CHECK(g.warnings[0].starts_with("t.yaml:5:51: warning: node.links[0].bandwidth: 63 GB/s per link is above PCIe Gen4"));
 }
+
+TEST_CASE("sharp on a fabric that is not InfiniBand is kept, with a warning at the key") {
+  const std::string yaml =
+      "name: t\n"
+      "node:\n"
+      "  devices: {gpu: {kind: gpu, count: 1, model: H100, arch: hopper, memory_bandwidth: 3TB/s}, nic: {kind: nic}}\n"
+      "  links:\n"
+      "    - {from: gpu, to: nic, tier: pcie, bandwidth: 50GB/s, latency: 1us}\n"
+      "nodes: 2\n"
+      "fabric:\n"
+      "  topology: rail_optimized\n"
+      "  tier: roce\n"
+      "  nic_link: {bandwidth: 400Gb/s, latency: 1us}\n"
+      "  uplink: {bandwidth: 400Gb/s, latency: 1us}\n"
+      "  sharp: true\n";
+  const LinkGraph g = load_topology_text(yaml, "t.yaml");
+  REQUIRE(g.warnings.size() == 1);
+  CHECK(g.warnings[0].starts_with("t.yaml:12:10: warning: fabric.sharp: in-network reduction (SHARP) is an InfiniBand"));
+  int reducing = 0;
+  for (DeviceId d = 0; d < g.device_count(); ++d) reducing += g.device(d).kind == DeviceKind::network_switch && g.device(d).multicast;
+  CHECK(reducing > 0);
+}
