@@ -39,88 +39,16 @@
 #include "models/algorithm.h"
 #include "models/closed_form.h"
 #include "models/plan.h"
+#include "models/sharp.h"
 
 namespace wiresim::models {
 namespace {
-
-// Each head's links up to its leaf (the first network switch on its way to the same GPU of
-// another node) and back down from it; where a rail's nodes hang off several leaves, the
-// spine that joins them (the first on the way from the first leaf to the second) and each
-// leaf's cable up to it and back: a SHARP tree of two levels.
-struct Rails {
-  std::vector<std::vector<std::vector<sim::LinkId>>> up, down;   // [node][head]
-  std::vector<std::vector<int>> leaf_of;                          // [head][node]: index into leaves[head]
-  std::vector<std::vector<topo::DeviceId>> leaves;                // [head]
-  std::vector<std::vector<std::pair<sim::LinkId, sim::LinkId>>> to_spine;   // [head][leaf]: up, down
-};
-
-std::optional<std::string> rails(const Machine& m, const Problem& problem, const NodeGroups& by_node, Rails* out) {
-  const int nodes = static_cast<int>(by_node.size());
-  const int heads = static_cast<int>(by_node.front().size());
-  Rails r;
-  r.up.assign(nodes, std::vector<std::vector<sim::LinkId>>(heads));
-  r.down = r.up;
-  r.leaf_of.assign(heads, std::vector<int>(nodes, 0));
-  r.leaves.assign(heads, {});
-  r.to_spine.assign(heads, {});
-  const auto& g = m.graph();
-  const auto is_switch = [&](topo::DeviceId d) { return g.device(d).kind == topo::DeviceKind::network_switch; };
-  const auto no_sharp = [&](topo::DeviceId sw) {
-    return fmt::format("collnet needs in-network reduction (fabric: {{sharp: true}}), and {} has none",
-                       g.device(sw).name);
-  };
-  for (int h = 0; h < heads; ++h) {
-    for (int i = 0; i < nodes; ++i) {
-      const topo::DeviceId self = problem.ranks[by_node[i][h]];
-      const topo::DeviceId other = problem.ranks[by_node[i == 0 ? 1 : 0][h]];
-      const auto there = m.route(self, other, 0), back = m.route(other, self, 0);
-      const auto top = std::find_if(there.begin(), there.end(), [&](sim::LinkId l) { return is_switch(g.link(l).to); });
-      if (top == there.end())
-        return fmt::format("collnet needs a network switch between nodes, and {} reaches {} without one",
-                           g.device(self).name, g.device(other).name);
-      const topo::DeviceId leaf = g.link(*top).to;
-      if (!g.device(leaf).multicast) return no_sharp(leaf);
-      auto& known = r.leaves[h];
-      const auto at = std::find(known.begin(), known.end(), leaf);
-      r.leaf_of[h][i] = static_cast<int>(at - known.begin());
-      if (at == known.end()) known.push_back(leaf);
-      r.up[i][h].assign(there.begin(), top + 1);
-      const auto from = std::find_if(back.begin(), back.end(), [&](sim::LinkId l) { return g.link(l).from == leaf; });
-      r.down[i][h].assign(from, back.end());
-    }
-    if (r.leaves[h].size() < 2) continue;
-    // The spine: where the way from a node of the first leaf to one of the second turns down.
-    const auto second = std::find(r.leaf_of[h].begin(), r.leaf_of[h].end(), 1) - r.leaf_of[h].begin();
-    const auto across = m.route(problem.ranks[by_node[0][h]], problem.ranks[by_node[second][h]], 0);
-    const auto up = std::find_if(across.begin(), across.end(), [&](sim::LinkId l) {
-      return g.link(l).from == r.leaves[h][0] && is_switch(g.link(l).to);
-    });
-    if (up == across.end()) return fmt::format("collnet found no switch above {}", g.device(r.leaves[h][0]).name);
-    const topo::DeviceId spine = g.link(*up).to;
-    if (!g.device(spine).multicast) return no_sharp(spine);
-    for (const topo::DeviceId leaf : r.leaves[h]) {
-      const auto link = [&](topo::DeviceId a, topo::DeviceId b) -> std::optional<sim::LinkId> {
-        for (const auto l : g.out_links(a))
-          if (g.link(l).to == b) return l;
-        return std::nullopt;
-      };
-      const auto u = link(leaf, spine), d = link(spine, leaf);
-      if (!u || !d)
-        return fmt::format("collnet reduces over one spine per rail, and {} has no cable to {} (a deeper SHARP "
-                           "tree is not modelled)",
-                           g.device(leaf).name, g.device(spine).name);
-      r.to_spine[h].push_back({*u, *d});
-    }
-  }
-  if (out) *out = std::move(r);
-  return std::nullopt;
-}
 
 std::optional<std::string> collnet_why_not(const Machine& m, const Problem& problem, const NodeGroups& by_node) {
   if (by_node.size() < 2) return "collnet reduces in the network between nodes; inside one node use nvls or ring";
   if (!uniform_nodes(by_node)) return "collnet needs the same number of GPUs on every node";
   if (!m.p2p()) return "collnet writes over NVLink (P2P is off: NCCL_P2P_DISABLE=1)";
-  return rails(m, problem, by_node, nullptr);
+  return sharp_tree(m, problem, by_node, "collnet", nullptr);
 }
 
 struct CollnetShape {
@@ -145,14 +73,14 @@ CollnetShape shape_of(const Machine& m, const Problem& problem, const Choice& ch
 // What the expansion and the closed form both start from.
 struct Setup {
   NodeGroups by_node;
-  Rails rails;
+  SharpTree tree;
   CollnetShape shape;
 };
 
 Setup setup(const PlanBuilder& b) {
   Setup out;
   out.by_node = ranks_by_node(b.machine(), b.problem());
-  rails(b.machine(), b.problem(), out.by_node, &out.rails);
+  sharp_tree(b.machine(), b.problem(), out.by_node, "collnet", &out.tree);
   out.shape = shape_of(b.machine(), b.problem(), b.choice(), b.protocol());
   return out;
 }
@@ -162,98 +90,51 @@ sim::Seconds switch_step(const PlanBuilder& b) {
 }
 
 void expand_collnet(PlanBuilder& b, Plan& plan) {
-  const Machine& m = b.machine();
   const Problem& problem = b.problem();
-  const auto [by_node, r, s] = setup(b);
+  const auto [by_node, tree, s] = setup(b);
   const int N = s.nodes, G = s.heads;
   const sim::Bytes loop_bytes = s.chunk * static_cast<double>(G);
   const auto scatter_label = b.label("collnet scatter (to heads)");
-  const auto up_label = b.label("collnet up (to switch)");
-  const auto switch_label = b.label("collnet switch reduction");
-  const auto down_label = b.label("collnet down (from switch)");
   const auto gather_label = b.label("collnet gather (from heads)");
   const auto none = sim::BytesPerSec::unlimited();
-  const sim::Seconds reduce_step = switch_step(b);
-  // Program order per connection: [node][from][to] for the writes, [node][head] for the NIC.
+  SharpStage net(b, tree, by_node, switch_step(b), "collnet");
+  // Program order per connection: [node][from][to].
   std::vector<std::vector<std::vector<sim::NodeId>>> prev_scatter(
       N, std::vector<std::vector<sim::NodeId>>(G, std::vector<sim::NodeId>(G, b.launch())));
   auto prev_gather = prev_scatter;
-  std::vector<std::vector<sim::NodeId>> prev_up(N, std::vector<sim::NodeId>(G, b.launch())), prev_down = prev_up;
-  std::vector<std::vector<sim::NodeId>> up_arrival(N, std::vector<sim::NodeId>(G));
-  std::vector<std::vector<sim::NodeId>> prev_spine_up(G), prev_spine_down(G);
-  for (int h = 0; h < G; ++h) prev_spine_up[h] = prev_spine_down[h] = std::vector<sim::NodeId>(r.to_spine[h].size(), b.launch());
   for (int k = 0; k < s.loops; ++k) {
     const sim::Bytes c = chunk_size(problem.size, loop_bytes, k) / static_cast<double>(G);
-    for (int i = 0; i < N; ++i)
-      for (int h = 0; h < G; ++h) {
-        const int head = by_node[i][h];
-        // The node's sum of part h is in once every other GPU's write has arrived (and been reduced).
-        const sim::NodeId summed = b.delay(sim::Seconds{0.0}, {prev_up[i][h]}, scatter_label, head);
-        for (int g = 0; g < G; ++g) {
-          if (g == h) continue;
-          const auto w = b.send(by_node[i][g], head, c, {prev_scatter[i][g][h]}, 0, scatter_label, none, true);
-          prev_scatter[i][g][h] = w.transfer;
-          b.depend(w.arrival, summed);
-        }
-        const auto& links = r.up[i][h];
-        const auto up = b.send_links(links, head, head, c, {summed}, m.wire_latency(links), up_label, none);
-        prev_up[i][h] = up.transfer;
-        up_arrival[i][h] = up.arrival;
-      }
     for (int h = 0; h < G; ++h) {
-      // The sum: at the leaf, or at the spine over the leaves' sums.
-      const sim::NodeId reduced = b.delay(reduce_step, {}, switch_label, by_node[0][h]);
-      std::vector<sim::NodeId> from_leaf(N, reduced);
-      if (r.to_spine[h].empty()) {
-        for (int i = 0; i < N; ++i) b.depend(up_arrival[i][h], reduced);
-      } else {
-        const int leaves = static_cast<int>(r.to_spine[h].size());
-        std::vector<sim::NodeId> joined(leaves);
-        for (int q = 0; q < leaves; ++q) joined[q] = b.delay(sim::Seconds{0.0}, {}, up_label, by_node[0][h]);
-        for (int i = 0; i < N; ++i) b.depend(up_arrival[i][h], joined[r.leaf_of[h][i]]);
-        std::vector<sim::NodeId> down_at(leaves);
-        for (int q = 0; q < leaves; ++q) {
-          const sim::LinkId link = r.to_spine[h][q].first;
-          const auto up = b.send_links({&link, 1}, by_node[0][h], by_node[0][h], c, {joined[q], prev_spine_up[h][q]},
-                                       m.links()[link].latency, up_label, none);
-          prev_spine_up[h][q] = up.transfer;
-          b.depend(up.arrival, reduced);
-        }
-        for (int q = 0; q < leaves; ++q) {
-          const sim::LinkId link = r.to_spine[h][q].second;
-          const auto down = b.send_links({&link, 1}, by_node[0][h], by_node[0][h], c,
-                                         {reduced, prev_spine_down[h][q]}, m.links()[link].latency, down_label, none);
-          prev_spine_down[h][q] = down.transfer;
-          down_at[q] = down.arrival;
-        }
-        for (int i = 0; i < N; ++i) from_leaf[i] = down_at[r.leaf_of[h][i]];
-      }
+      // Node i's sum of part h is in once every other GPU's write has arrived (and been reduced).
+      std::vector<sim::NodeId> summed(N);
       for (int i = 0; i < N; ++i) {
-        const int head = by_node[i][h];
-        const auto& links = r.down[i][h];
-        const auto down = b.send_links(links, head, head, c, {from_leaf[i], prev_down[i][h]}, m.wire_latency(links),
-                                       down_label, none);
-        prev_down[i][h] = down.transfer;
+        summed[i] = b.delay(sim::Seconds{0.0}, {}, scatter_label, by_node[i][h]);
         for (int g = 0; g < G; ++g) {
           if (g == h) continue;
-          const auto w = b.send(head, by_node[i][g], c, {down.arrival, prev_gather[i][h][g]}, 0, gather_label, none);
+          const auto w = b.send(by_node[i][g], by_node[i][h], c, {prev_scatter[i][g][h]}, 0, scatter_label, none, true);
+          prev_scatter[i][g][h] = w.transfer;
+          b.depend(w.arrival, summed[i]);
+        }
+      }
+      const auto back = net.reduce(h, c, summed);
+      for (int i = 0; i < N; ++i)
+        for (int g = 0; g < G; ++g) {
+          if (g == h) continue;
+          const auto w = b.send(by_node[i][h], by_node[i][g], c, {back[i], prev_gather[i][h][g]}, 0, gather_label, none);
           prev_gather[i][h][g] = w.transfer;
         }
-      }
     }
   }
   plan.steps = 4;
   plan.loops = s.loops;
-  const bool two_levels = std::any_of(r.to_spine.begin(), r.to_spine.end(), [](const auto& v) { return !v.empty(); });
   plan.shape = fmt::format("collnet: {} heads a node, {} loop{} of {} a head, reduced at {}", G, s.loops,
                            s.loops > 1 ? "s" : "", sim::format_size(s.chunk),
-                           two_levels ? "the leaves and a spine" : "the leaf");
+                           tree.two_levels() ? "the leaves and a spine" : "the leaf");
 }
 
 Estimate collnet_closed_form(PlanBuilder& b, sim::Seconds launch) {
-  const Machine& m = b.machine();
   const Problem& problem = b.problem();
-  const auto [by_node, r, s] = setup(b);
+  const auto [by_node, tree, s] = setup(b);
   const int G = s.heads;
   const double o = b.protocol().overhead.count();
   // The full chunk (the last loop's is the rest: its share f below).
@@ -275,29 +156,13 @@ Estimate collnet_closed_form(PlanBuilder& b, sim::Seconds launch) {
   // group's overhead (the phase correction below).
   const double write_alone = slowest(writes), write_shared = slowest(both);
   const double lambda = b.step_latency(by_node[0][0], by_node[0][G > 1 ? 1 : 0]).count();
-  // The NIC stage: the slowest head's way up and down (payload over its slowest link).
-  double nic = 0.0, wire = 0.0;
-  for (std::size_t i = 0; i < r.up.size(); ++i)
-    for (int h = 0; h < G; ++h) {
-      double rate = INFINITY;
-      for (auto l : r.up[i][h]) rate = std::min(rate, m.links()[l].capacity.count());
-      for (auto l : r.down[i][h]) rate = std::min(rate, m.links()[l].capacity.count());
-      nic = std::max(nic, c / (rate * b.protocol().payload));
-      wire = std::max(wire, (m.wire_latency(r.up[i][h]) + m.wire_latency(r.down[i][h])).count());
-    }
-  // Over a spine: each leaf's cable up and down, a stage of its own.
-  double spine = 0.0, spine_wire = 0.0;
-  for (const auto& cables : r.to_spine)
-    for (const auto& [up, down] : cables) {
-      const double rate = std::min(m.links()[up].capacity.count(), m.links()[down].capacity.count());
-      spine = std::max(spine, c / (rate * b.protocol().payload));
-      spine_wire = std::max(spine_wire, (m.links()[up].latency + m.links()[down].latency).count());
-    }
+  // The network: the slowest link's chunk time paces the chunks; a chunk's way up and back.
+  const SharpTimes net = sharp_times(b, tree, c);
+  const double nic = net.stage;
   const double L = s.loops;
   // The last loop's share of a full one (its chunk is the rest).
   const double f = problem.size.count() / (G * c) - (L - 1.0);
-  double t = launch.count() + 2.0 * (nic + spine) + wire + spine_wire + switch_step(b).count();
-  nic = std::max(nic, spine);   // the network's slowest stage paces the chunks
+  double t = launch.count() + net.way + switch_step(b).count();
   if (G > 1) {
     // The first gather starts once chunk 0 is written in, reduced, up, reduced, and down
     // (first_gather). Until then the scatters run alone, a period `alone` each: n1 of them.
