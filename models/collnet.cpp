@@ -56,8 +56,8 @@ struct CollnetShape {
   sim::Bytes chunk;   // per head and loop
 };
 
-CollnetShape shape_of(const Machine& m, const Problem& problem, const Choice& choice, const ProtocolParams& proto) {
-  const auto by_node = ranks_by_node(m, problem);
+CollnetShape shape_of(const NodeGroups& by_node, const Problem& problem, const Choice& choice,
+                      const ProtocolParams& proto) {
   CollnetShape s;
   s.nodes = static_cast<int>(by_node.size());
   s.heads = static_cast<int>(by_node.front().size());
@@ -81,7 +81,7 @@ Setup setup(const PlanBuilder& b) {
   Setup out;
   out.by_node = ranks_by_node(b.machine(), b.problem());
   sharp_tree(b.machine(), b.problem(), out.by_node, "collnet", &out.tree);
-  out.shape = shape_of(b.machine(), b.problem(), b.choice(), b.protocol());
+  out.shape = shape_of(out.by_node, b.problem(), b.choice(), b.protocol());
   return out;
 }
 
@@ -199,12 +199,9 @@ Estimate collnet_closed_form(PlanBuilder& b, sim::Seconds launch) {
 // Per loop, node and head: 2(g − 1) writes, a send up and one down, and the delays.
 double collnet_plan_size(const Machine& machine, const Problem& problem, const Choice& choice) {
   const auto by_node = ranks_by_node(machine, problem);
-  const double nodes = static_cast<double>(by_node.size());
-  const double g = static_cast<double>(by_node.front().size());
-  const ProtocolParams& proto = machine.params().protocol(choice.protocol);
-  const double per_head = std::max(1.0, std::floor(choice.channels / std::max(1.0, g)));
-  const sim::Bytes chunk = proto.step * (proto.payload * per_head * g);
-  return pipeline_units(problem.size, chunk) * nodes * g * (2.0 * g + 2.0);
+  const CollnetShape s = shape_of(by_node, problem, choice, machine.params().protocol(choice.protocol));
+  const double g = static_cast<double>(s.heads);
+  return s.loops * s.nodes * g * (2.0 * g + 2.0);
 }
 
 }  // namespace

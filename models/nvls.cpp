@@ -264,7 +264,10 @@ double nvls_plan_size(const Machine& machine, const Problem& problem, const Choi
   const int heads = static_cast<int>(problem.ranks.size()) / std::max(1, nodes);
   const double loops = pipeline_units(problem.size, nvls_chunk(machine, problem.size, heads) *
                                                         (channels * std::max(1, heads)));
-  return 3 * n * loops + n;
+  // Per loop: each rank's reduce-scatter and all-gather (and their pauses); across nodes also
+  // each part up the network and back from every node, and its reduction (sharp.h).
+  const double across = nodes > 1 ? 2 * n + heads : 0.0;
+  return (3 * n + across) * loops + n;
 }
 
 }  // namespace

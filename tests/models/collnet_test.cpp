@@ -20,11 +20,6 @@ using namespace wiresim::models;
 
 namespace {
 
-topo::LinkGraph cluster(const std::string& file, int nodes, bool sharp = true) {
-  return topo::load_topology(testing::shipped(file),
-                             {{"nodes", std::to_string(nodes)}, {"sharp", sharp ? "true" : "false"}});
-}
-
 // The slowest link (payload B/s) of a route.
 double slowest(const Machine& m, std::span<const sim::LinkId> route) {
   double r = INFINITY;
@@ -56,14 +51,14 @@ void check_one_per_node(const Machine& m, const std::vector<topo::DeviceId>& ran
 }  // namespace
 
 TEST_CASE("collnet needs a fabric that reduces, two nodes or more, Simple and all_reduce") {
-  const topo::LinkGraph plain = cluster("cluster-h100-ib.yaml", 2, false);
+  const topo::LinkGraph plain = testing::cluster("cluster-h100-ib.yaml", 2, false);
   const Machine pm(plain, default_params());
   const Problem across{Collective::all_reduce, sim::Bytes{1 << 20}, plain.gpus(), 0};
   const auto no_sharp = why_not(pm, across, Algorithm::collnet, Protocol::simple);
   REQUIRE(no_sharp.has_value());
   CHECK(no_sharp->find("sharp: true") != std::string::npos);
 
-  const topo::LinkGraph g = cluster("cluster-h100-ib.yaml", 2);
+  const topo::LinkGraph g = testing::cluster("cluster-h100-ib.yaml", 2);
   const Machine m(g, default_params());
   const Problem p{Collective::all_reduce, sim::Bytes{1 << 20}, g.gpus(), 0};
   CHECK_FALSE(why_not(m, p, Algorithm::collnet, Protocol::simple).has_value());
@@ -82,7 +77,7 @@ TEST_CASE("collnet by hand: one GPU a node, 1 MiB, the NICs' pipeline and the sw
   // switch's step (NCCL's CollNet Direct NET latency) for both nodes' parts, comes down.
   // The ups go back to back; each down waits for its chunk and the previous down, so the last
   // arrives 11 full chunks + the last one after the start.
-  const topo::LinkGraph g = cluster("cluster-h100-ib.yaml", 2);
+  const topo::LinkGraph g = testing::cluster("cluster-h100-ib.yaml", 2);
   const Machine m(g, default_params());
   check_one_per_node(m, {g.gpus()[0], g.gpus()[8]}, g.gpus()[8], 11);
 }
@@ -94,7 +89,7 @@ TEST_CASE("collnet by hand over two levels: 64 nodes of one GPU, each rail under
   // The last (64 KiB) chunk waits behind the previous full one at each of the last three, so
   // the end is (11 + 2) full chunks + the last one after the start; the wire is the whole way
   // from node 0 to node 32 (NIC, leaf, spine, leaf, NIC).
-  const topo::LinkGraph g = cluster("cluster-h100-ib.yaml", 64);
+  const topo::LinkGraph g = testing::cluster("cluster-h100-ib.yaml", 64);
   const Machine m(g, default_params());
   std::vector<topo::DeviceId> ranks;
   for (int k = 0; k < 64; ++k) ranks.push_back(g.gpus()[static_cast<std::size_t>(k) * 8]);
@@ -110,7 +105,7 @@ TEST_CASE("collnet: no all_reduce beats its NIC or NVLink bytes, and the closed 
   // 2 H100 nodes, the worst; models/collnet.cpp says where the rest comes from).
   for (const std::string file : {"cluster-h100-ib.yaml", "cluster-b200-ib.yaml"})
     for (const int nodes : {2, 4, 8, 40}) {
-      const topo::LinkGraph g = cluster(file, nodes);
+      const topo::LinkGraph g = testing::cluster(file, nodes);
       const Machine m(g, default_params());
       const double nic = slowest(m, m.route(g.gpus()[0], g.gpus()[8]));
       const double port = m.links()[m.nvls_port(g.gpus()[0])->up].capacity.count();
@@ -134,7 +129,7 @@ TEST_CASE("collnet: no all_reduce beats its NIC or NVLink bytes, and the closed 
 TEST_CASE("with SHARP the tuner takes collnet where it is fastest, and not without it") {
   // 8 HGX B200 nodes at 1 MiB and 1 GiB: collnet's one NET step a chunk against the ring's 14
   // and the tree's 6, and each NIC's S/8 against the ring's 2 x 7/8 x S/8 per NIC ring.
-  const topo::LinkGraph g = cluster("cluster-b200-ib.yaml", 8);
+  const topo::LinkGraph g = testing::cluster("cluster-b200-ib.yaml", 8);
   const Machine m(g, default_params());
   for (const double size : {1048576.0, 1073741824.0}) {
     CAPTURE(size);
@@ -147,7 +142,7 @@ TEST_CASE("with SHARP the tuner takes collnet where it is fastest, and not witho
       if (cand.time) best = std::min(best, run_collective(m, p, cand.choice, Method::simulate).time.count());
     CHECK(picked <= best * 1.02);
   }
-  const topo::LinkGraph plain = cluster("cluster-b200-ib.yaml", 8, false);
+  const topo::LinkGraph plain = testing::cluster("cluster-b200-ib.yaml", 8, false);
   const Machine pm(plain, default_params());
   const Problem p{Collective::all_reduce, sim::Bytes{1048576.0}, plain.gpus(), 0};
   const Decision d = tune(pm, p, TunerOptions{});

@@ -10,6 +10,7 @@
 #include "models/params.h"
 #include "models/plan.h"
 #include "input/input_error.h"
+#include "test_machines.h"
 #include "topologies/builder.h"
 
 namespace {
@@ -64,6 +65,13 @@ TEST_CASE("the estimate is within a factor of two of the plan, for every algorit
     expect_estimate_close(mc, problem_on(cluster, Collective::all_to_all, size), Choice{Algorithm::pairwise, Protocol::simple, 16});
     if (std::string(size) != "8B")
       expect_estimate_close(mc, problem_on(cluster, Collective::all_reduce, size), Choice{Algorithm::nvls_tree, Protocol::simple, 16});
+  }
+  // Where the switches reduce: collnet, and nvls across nodes (sharp.h's stage per part).
+  const auto sharp = testing::cluster("cluster-h100-ib.yaml", 4);
+  const Machine ms(sharp, default_params());
+  for (const char* size : {"8B", "1MiB", "256MiB"}) {
+    expect_estimate_close(ms, problem_on(sharp, Collective::all_reduce, size), Choice{Algorithm::collnet, Protocol::simple, 24});
+    expect_estimate_close(ms, problem_on(sharp, Collective::all_reduce, size), Choice{Algorithm::nvls, Protocol::simple, 16});
   }
 }
 

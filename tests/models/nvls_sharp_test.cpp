@@ -20,15 +20,10 @@ using namespace wiresim::models;
 
 namespace {
 
-topo::LinkGraph cluster(const std::string& file, int nodes, bool sharp = true) {
-  return topo::load_topology(testing::shipped(file),
-                             {{"nodes", std::to_string(nodes)}, {"sharp", sharp ? "true" : "false"}});
-}
-
 }  // namespace
 
 TEST_CASE("nvls runs all_reduce across nodes only where the network reduces, and says what to use instead") {
-  const topo::LinkGraph plain = cluster("cluster-h100-ib.yaml", 2, false);
+  const topo::LinkGraph plain = testing::cluster("cluster-h100-ib.yaml", 2, false);
   const Machine pm(plain, default_params());
   const auto no_sharp =
       why_not(pm, Problem{Collective::all_reduce, sim::Bytes{1 << 20}, plain.gpus(), 0}, Algorithm::nvls, Protocol::simple);
@@ -36,7 +31,7 @@ TEST_CASE("nvls runs all_reduce across nodes only where the network reduces, and
   CHECK(no_sharp->find("sharp: true") != std::string::npos);
   CHECK(no_sharp->find("nvls_tree") != std::string::npos);
 
-  const topo::LinkGraph g = cluster("cluster-h100-ib.yaml", 2);
+  const topo::LinkGraph g = testing::cluster("cluster-h100-ib.yaml", 2);
   const Machine m(g, default_params());
   CHECK_FALSE(why_not(m, Problem{Collective::all_reduce, sim::Bytes{1 << 20}, g.gpus(), 0}, Algorithm::nvls,
                       Protocol::simple)
@@ -60,7 +55,7 @@ TEST_CASE("nvls across nodes: no all_reduce beats its NIC or NVLink bytes, and t
   // 40 nodes, two leaves a rail and a spine, to 256 MiB).
   for (const std::string file : {"cluster-h100-ib.yaml", "cluster-b200-ib.yaml"})
     for (const int nodes : {2, 8, 40}) {
-      const topo::LinkGraph g = cluster(file, nodes);
+      const topo::LinkGraph g = testing::cluster(file, nodes);
       const Machine m(g, default_params());
       double nic = INFINITY;
       for (auto l : m.route(g.gpus()[0], g.gpus()[8])) nic = std::min(nic, m.links()[l].capacity.count());
@@ -85,7 +80,7 @@ TEST_CASE("nvls across nodes: no all_reduce beats its NIC or NVLink bytes, and t
 TEST_CASE("with SHARP the tuner's all_reduce across nodes simulates within 2 % of the best candidate") {
   // 8 HGX H100 nodes: nvls, collnet, nvls_tree, ring and tree all apply; the pick by closed form
   // must simulate as fast as the best candidate (within 2 %).
-  const topo::LinkGraph g = cluster("cluster-h100-ib.yaml", 8);
+  const topo::LinkGraph g = testing::cluster("cluster-h100-ib.yaml", 8);
   const Machine m(g, default_params());
   for (const double size : {1048576.0, 67108864.0}) {
     CAPTURE(size);

@@ -64,4 +64,9 @@ inline std::string shipped(const std::string& name) {
   return std::string(WIRESIM_SOURCE_DIR) + "/topologies/" + name;
 }
 
+// A shipped cluster of `nodes` nodes, its fabric's switches reducing (SHARP) or not.
+inline topo::LinkGraph cluster(const std::string& file, int nodes, bool sharp = true) {
+  return topo::load_topology(shipped(file), {{"nodes", std::to_string(nodes)}, {"sharp", sharp ? "true" : "false"}});
+}
+
 }  // namespace wiresim::testing
