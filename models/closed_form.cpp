@@ -132,39 +132,135 @@ std::vector<double> drained_rates(const PlanBuilder& b, const std::vector<Edge>&
   return Shares(b, edges, cap).drain(volume);
 }
 
-double tree_fill(const PlanBuilder& b, const TreeShape& tree, std::uint32_t flow_up, std::uint32_t flow_down,
-                 double bytes, sim::BytesPerSec cap, double reduce, std::vector<Edge>* edges, double* alone) {
-  const int n = static_cast<int>(tree.parent.size());
+double trees_fill(const PlanBuilder& b, const std::vector<TreeShape>& trees, const std::vector<std::uint32_t>& flow_up,
+                  const std::vector<std::uint32_t>& flow_down, double bytes, sim::BytesPerSec cap, double reduce,
+                  std::vector<Edge>* edges, double* alone, std::vector<double>* starts) {
   const double o = b.protocol().overhead.count();
-  std::vector<double> up(n, 0.0), down(n, 0.0);   // each child's hop to and from its parent
-  for (int p = 0; p < n; ++p) {
-    const auto& kids = tree.children[p];
-    if (kids.empty()) continue;
-    std::vector<Edge> ups, downs;
-    for (int r : kids) {
-      ups.push_back({r, p, flow_up + static_cast<std::uint32_t>(r)});
-      downs.push_back({p, r, flow_down + static_cast<std::uint32_t>(r)});
-    }
-    const Shares s_up(b, ups, cap), s_down(b, downs, cap);
-    const auto r_up = s_up.solve(), r_down = s_down.solve();
-    for (std::size_t i = 0; i < kids.size(); ++i) {
-      const int r = kids[i];
-      up[r] = o + bytes / r_up[i] + b.step_latency(r, p).count() + reduce;
-      down[r] = o + bytes / r_down[i] + b.step_latency(p, r).count();
-      if (alone) *alone = std::min({*alone, s_up.alone(i), s_down.alone(i)});
-    }
-    if (edges) {
-      edges->insert(edges->end(), ups.begin(), ups.end());
-      edges->insert(edges->end(), downs.begin(), downs.end());
-    }
+  const std::size_t count = trees.size();
+  // Each rank's height (hops above its deepest leaf); ranks deepest first.
+  std::vector<std::vector<int>> height(count), order(count);
+  for (std::size_t t = 0; t < count; ++t) {
+    const TreeShape& tree = trees[t];
+    const int n = static_cast<int>(tree.parent.size());
+    order[t].resize(n);
+    for (int r = 0; r < n; ++r) order[t][r] = r;
+    std::stable_sort(order[t].begin(), order[t].end(), [&](int a, int c) { return tree.depth[a] > tree.depth[c]; });
+    height[t].assign(n, 0);
+    for (int r : order[t])
+      for (int c : tree.children[r]) height[t][r] = std::max(height[t][r], height[t][c] + 1);
   }
+  // The first chunk's hops that run at once: every tree's up sends from ranks of one height,
+  // and its down sends into ranks of one depth (all trees start together).
+  struct Hop {
+    std::size_t tree;
+    int child;
+  };
+  std::vector<std::vector<Hop>> ups, downs;
+  for (std::size_t t = 0; t < count; ++t)
+    for (int r = 0; r < static_cast<int>(trees[t].parent.size()); ++r) {
+      if (trees[t].parent[r] < 0) continue;
+      const auto h = static_cast<std::size_t>(height[t][r]), d = static_cast<std::size_t>(trees[t].depth[r]);
+      if (ups.size() <= h) ups.resize(h + 1);
+      if (downs.size() <= d) downs.resize(d + 1);
+      ups[h].push_back({t, r});
+      downs[d].push_back({t, r});
+    }
+  std::vector<std::vector<double>> up(count), down(count);   // each child's hop to and from its parent
+  for (std::size_t t = 0; t < count; ++t) {
+    up[t].assign(trees[t].parent.size(), 0.0);
+    down[t].assign(trees[t].parent.size(), 0.0);
+  }
+  for (const bool going_up : {true, false})
+    for (const auto& group : going_up ? ups : downs) {
+      if (group.empty()) continue;
+      std::vector<Edge> wave;
+      for (const auto& [t, r] : group) {
+        const int p = trees[t].parent[r];
+        wave.push_back(going_up ? Edge{r, p, flow_up[t] + static_cast<std::uint32_t>(r)}
+                                : Edge{p, r, flow_down[t] + static_cast<std::uint32_t>(r)});
+      }
+      const Shares shares(b, wave, cap);
+      const auto rates = shares.solve();
+      for (std::size_t i = 0; i < group.size(); ++i) {
+        const auto [t, r] = group[i];
+        const double hop = o + bytes / rates[i] + b.step_latency(wave[i].from, wave[i].to).count();
+        (going_up ? up : down)[t][r] = hop + (going_up ? reduce : 0.0);
+        if (alone) *alone = std::min(*alone, shares.alone(i));
+      }
+    }
   double fill = 0.0;
-  for (int r = 0; r < n; ++r) {
-    double path = 0.0;
-    for (int x = r; tree.parent[x] >= 0; x = tree.parent[x]) path += up[x] + down[x];
-    fill = std::max(fill, path);
+  for (std::size_t t = 0; t < count; ++t) {
+    const TreeShape& tree = trees[t];
+    const int n = static_cast<int>(tree.parent.size());
+    for (int r = 0; r < n; ++r) {
+      double path = 0.0;
+      for (int x = r; tree.parent[x] >= 0; x = tree.parent[x]) path += up[t][x] + down[t][x];
+      fill = std::max(fill, path);
+    }
+    // When the first chunk reaches each edge: a rank sends up once every child's part is in
+    // (a leaf at once), the root down once all are in, a rank down once its own part is back.
+    std::vector<double> in(n, 0.0), back(n, 0.0);
+    for (int r : order[t])
+      for (int c : tree.children[r]) in[r] = std::max(in[r], in[c] + up[t][c]);
+    for (auto it = order[t].rbegin(); it != order[t].rend(); ++it)
+      back[*it] = tree.parent[*it] < 0 ? in[*it] : back[tree.parent[*it]] + down[t][*it];
+    for (int p = 0; p < n; ++p) {
+      const auto& kids = tree.children[p];
+      for (int r : kids) {
+        if (edges) edges->push_back({r, p, flow_up[t] + static_cast<std::uint32_t>(r)});
+        if (starts) starts->push_back(in[r]);
+      }
+      for (int r : kids) {
+        if (edges) edges->push_back({p, r, flow_down[t] + static_cast<std::uint32_t>(r)});
+        if (starts) starts->push_back(back[p]);
+      }
+    }
   }
   return fill;
+}
+
+double tree_fill(const PlanBuilder& b, const TreeShape& tree, std::uint32_t flow_up, std::uint32_t flow_down,
+                 double bytes, sim::BytesPerSec cap, double reduce, std::vector<Edge>* edges, double* alone,
+                 std::vector<double>* starts) {
+  return trees_fill(b, {tree}, {flow_up}, {flow_down}, bytes, cap, reduce, edges, alone, starts);
+}
+
+double staggered_spacing(const PlanBuilder& b, const std::vector<Edge>& edges, const std::vector<double>& start,
+                         sim::BytesPerSec cap, double bytes, double pause, double hop, double steady, int later) {
+  if (later <= 0) return 0.0;
+  const Shares shares(b, edges, cap);
+  // When the first chunk reaches each edge of each link.
+  std::vector<std::vector<double>> on(shares.capacity.size());
+  for (std::size_t e = 0; e < edges.size(); ++e)
+    for (std::uint32_t i = shares.offsets[e]; i < shares.offsets[e + 1]; ++i) on[shares.route_links[i]].push_back(start[e]);
+  // A link of k sending edges passes a chunk per pause + bytes x (1 + (k - 1) f) / capacity,
+  // f the share of the steady period an edge is sending (shared_rates' expected concurrency).
+  const double f = std::clamp((steady - pause) / steady, 0.0, 1.0);
+  const double wire = bytes / shares.payload;
+  double slowest = later * hop;
+  for (std::size_t l = 0; l < on.size(); ++l) {
+    auto& flows = on[l];
+    const auto service = [&](std::size_t k) {
+      return std::min(steady, std::max(hop, pause + wire * (1.0 + (k - 1.0) * f) / shares.capacity[l]));
+    };
+    if (service(flows.size()) <= hop) continue;   // chunks pass at `hop` even with every edge sending
+    std::sort(flows.begin(), flows.end());
+    // Chunks reach the link every `hop`, the first when its first edge starts; it passes them
+    // at the service of the edges started by then, queueing the rest.
+    const double first = flows.front();
+    double left = first;
+    std::size_t k = 0;
+    for (int c = 1; c <= later; ++c) {
+      while (k < flows.size() && flows[k] < left + hop) ++k;   // an edge starting during the chunk's passage shares it
+      left = std::max(first + c * hop, left + service(k));
+      if (k == flows.size()) {   // every edge started: the rest at the full service
+        left += (later - c) * service(k);
+        break;
+      }
+    }
+    slowest = std::max(slowest, left - first);
+  }
+  return slowest;
 }
 
 std::vector<double> duty_shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,

@@ -58,14 +58,36 @@ std::vector<double> duty_shared_rates(const PlanBuilder& b, const std::vector<Ed
 
 // The first chunk's way through a pipelined tree (s): the slowest path from a leaf up to the
 // root and back down, hop by hop. A hop costs the per-send overhead, `bytes` at its rate and
-// its step latency (plus `reduce` on the way up). A parent's children send up to it at once
-// and it sends down to them at once, so siblings share their links (two child nodes into one
-// NIC); nothing else is sending. Up edges use flow `flow_up + r`, down edges `flow_down + r`
+// its step latency (plus `reduce` on the way up). Ranks of one height (hops above their
+// deepest leaf) send up at once and ranks of one depth receive down at once, so siblings share
+// their links (two child nodes into one NIC); nothing else is sending (trees_fill, below, for
+// several trees at once). Up edges use flow `flow_up + r`, down edges `flow_down + r`
 // (r the child); both are appended to `edges` when given. `alone`, when given, is lowered
 // to the slowest edge's rate with nothing else sending.
+// `starts`, when given, gets the time (s, from the first send) at which the first chunk reaches
+// each edge appended to `edges`, in the same order.
 double tree_fill(const PlanBuilder& b, const TreeShape& tree, std::uint32_t flow_up, std::uint32_t flow_down,
                  double bytes, sim::BytesPerSec cap, double reduce, std::vector<Edge>* edges = nullptr,
-                 double* alone = nullptr);
+                 double* alone = nullptr, std::vector<double>* starts = nullptr);
+
+// tree_fill for several trees that start at once (a tree pair per rail): the slowest tree's
+// fill. Hops that run at the same time share their links: every tree's up sends from ranks of
+// one height (hops above their deepest leaf), and its down sends into ranks of one depth. Per
+// tree, its edges (up then down, parent by parent, as tree_fill) and their first-chunk times
+// are appended to `edges` and `starts` when given.
+double trees_fill(const PlanBuilder& b, const std::vector<TreeShape>& trees, const std::vector<std::uint32_t>& flow_up,
+                  const std::vector<std::uint32_t>& flow_down, double bytes, sim::BytesPerSec cap, double reduce,
+                  std::vector<Edge>* edges, double* alone, std::vector<double>* starts);
+
+// A pipeline's chunks after its first (`later` of them), where the first chunk reaches each
+// edge at start[e] and the edges share links: the time (s) from the first chunk's passage to
+// the last's at the slowest link. Chunks arrive at a link every `hop`; a link passes one
+// every hop x (the wire demand of its edges started by then / its capacity), at most `steady`
+// (the period with every edge sending), queueing the rest. An edge's demand is its rate alone
+// times its duty alone (`bytes` per `pause` + bytes / rate), at most `bytes` per hop. At
+// least later x hop.
+double staggered_spacing(const PlanBuilder& b, const std::vector<Edge>& edges, const std::vector<double>& start,
+                         sim::BytesPerSec cap, double bytes, double pause, double hop, double steady, int later);
 
 // The ranks' NVSwitch ports: the slowest port link (payload B/s) and the longest up + down
 // wire latency (s), which bound NVLS and NVLSTree.

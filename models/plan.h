@@ -272,8 +272,10 @@ struct TreeShape {
 TreeShape build_tree(const std::vector<std::vector<int>>& by_node, int which, int ranks);
 // The chains of the tree pairs NCCL runs for `channels` channels: one pair per rail (up to
 // channels / 2, and no more than the smallest node's GPUs), rail r's chain in every node
-// starting at the node's GPU r (the GPU of NIC r).
-std::vector<std::vector<std::vector<int>>> tree_chains(const std::vector<std::vector<int>>& by_node, int channels);
+// starting at the node's GPU r (the GPU of NIC r) and going on in rank order, or on a mesh
+// along the node's mesh cycle r mod C (Machine::mesh_rings).
+std::vector<std::vector<std::vector<int>>> tree_chains(const Machine& machine, const Problem& problem,
+                                                      const std::vector<std::vector<int>>& by_node, int channels);
 
 // The order ring instance r of R visits the ranks: inside each node consecutively, entering
 // node k at local position (r - k) mod g, so that each instance crosses between nodes on its

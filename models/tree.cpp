@@ -9,12 +9,15 @@
 // broadcast back down; chunks pipeline.
 // Buffer slots are not modelled for trees: the chunk pipeline is bounded by program order.
 //
-// Closed form: base + 2·(Σλ + D·c/r) + (L − 1)·c/r_shared, D the depth, Σλ the slowest
-// leaf-to-root path's step latencies, r the full link rate while the pipeline fills and
-// r_shared the rate once every GPU sends up and down at once, each edge's links shared by the
-// expected number of edges sending (closed_form.h, shared_rates' duty): within 6% of the
-// simulation on one node; across nodes (16 MiB, 1 GiB; Simple) −0.7/+3.1% on 2 nodes, −0.7/−2.6%
-// on 8 (docs/models.md: where the rest comes from).
+// Closed form: base + fill + the L − 1 later chunks. The fill is the first chunk's slowest way
+// up and back down, hop by hop at the full link rates. A later chunk follows the one before by
+// a hop (o + c/r) until the links fill up, then by the steady period (o + c/r_shared, every GPU
+// sending up and down at once, each edge's links shared by the expected number of edges
+// sending: closed_form.h, shared_rates' duty). Where the links fill up: at each link, the
+// first chunk's way up reaches its up edges and its way back down its down edges; the first
+// link to fill paces the chunks (closed_form.h, staggered_spacing). Within 6% of the
+// simulation on one node; across nodes (Simple; 16 MiB, 1 GiB) −0.7/−0.6% on 2 nodes,
+// −0.2/−2.8% on 8, at most 5.3% between (docs/models.md: where the rest comes from).
 #include <algorithm>
 #include <cmath>
 
@@ -71,18 +74,34 @@ TreeShape build_tree(const std::vector<std::vector<int>>& by_node, int which, in
   return t;
 }
 
-std::vector<std::vector<std::vector<int>>> tree_chains(const std::vector<std::vector<int>>& by_node, int channels) {
+std::vector<std::vector<std::vector<int>>> tree_chains(const Machine& machine, const Problem& problem,
+                                                      const std::vector<std::vector<int>>& by_node, int channels) {
   int smallest = static_cast<int>(by_node.front().size());
   for (const auto& g : by_node) smallest = std::min(smallest, static_cast<int>(g.size()));
   // One node has no NICs to spread over: NCCL's single-node trees are one chain for every
   // channel (rank order, rank 0 the root).
   const int rails = by_node.size() == 1 ? 1 : std::max(1, std::min(smallest, channels / 2));
+  // On a mesh (xGMI, DGX-1) each rail's chain follows its own mesh cycle, as the rings do, so
+  // that the chains spread over the direct links; in rank order every chain would take the
+  // same g − 1 links.
+  std::vector<std::vector<std::vector<int>>> cycles;
+  for (const auto& local : by_node) {
+    std::vector<topo::DeviceId> gpus;
+    for (int r : local) gpus.push_back(problem.ranks[r]);
+    cycles.push_back(by_node.size() > 1 ? machine.mesh_rings(gpus) : std::vector<std::vector<int>>{});
+  }
   std::vector<std::vector<std::vector<int>>> out;
   for (int r = 0; r < rails; ++r) {
     std::vector<std::vector<int>> chains;
-    for (const auto& local : by_node) {
-      std::vector<int> chain(local.begin() + r, local.end());
-      chain.insert(chain.end(), local.begin(), local.begin() + r);
+    for (std::size_t k = 0; k < by_node.size(); ++k) {
+      const auto& local = by_node[k];
+      const int g = static_cast<int>(local.size());
+      std::vector<int> order(g);
+      for (int i = 0; i < g; ++i) order[i] = i;
+      if (!cycles[k].empty() && static_cast<int>(cycles[k].front().size()) == g) order = cycles[k][r % cycles[k].size()];
+      const int at = static_cast<int>(std::find(order.begin(), order.end(), r % g) - order.begin());
+      std::vector<int> chain;
+      for (int i = 0; i < g; ++i) chain.push_back(local[order[(at + i) % g]]);
       chains.push_back(std::move(chain));
     }
     out.push_back(std::move(chains));
@@ -96,7 +115,7 @@ void expand_tree(PlanBuilder& b, Plan& plan) {
   const Problem& problem = b.problem();
   const int n = static_cast<int>(problem.ranks.size());
   const auto by_node = ranks_by_node(b.machine(), problem);
-  const auto instances = tree_chains(by_node, b.choice().channels);
+  const auto instances = tree_chains(b.machine(), problem, by_node, b.choice().channels);
   const int trees = by_node.size() > 1 ? 2 * static_cast<int>(instances.size()) : 1;
   const int per_tree = std::max(1, b.choice().channels / trees);
   const sim::Bytes chunk = b.protocol().step * (b.protocol().payload * per_tree);
@@ -158,7 +177,7 @@ Estimate tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   double t = launch.count();
   std::string formula;
   // Same trees as expand_tree: a pair per rail, chains inside nodes, NCCL's double binary tree.
-  const auto instances = tree_chains(by_node, choice.channels);
+  const auto instances = tree_chains(b.machine(), problem, by_node, choice.channels);
   const int trees = by_node.size() > 1 ? 2 * static_cast<int>(instances.size()) : 1;
   const int per_tree = std::max(1, choice.channels / trees);
   b.cap_nvlink_channels(per_tree);
@@ -172,26 +191,28 @@ Estimate tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   const double o = b.protocol().overhead.count();
   // Filling and draining the pipeline: the first chunk's slowest way up to the root and
   // back, hop by hop (NVLink inside a node, NICs between nodes), siblings sharing links.
-  double fill = 0.0, full = INFINITY;
+  double full = INFINITY;
+  std::vector<double> starts;
+  std::vector<TreeShape> shapes;
+  std::vector<std::uint32_t> flow_up, flow_down;
   for (int tree = 0; tree < trees; ++tree) {
-    const TreeShape shape = build_tree(instances[tree / 2], tree % 2, n);
-    for (int r = 0; r < n; ++r) depth = std::max(depth, shape.depth[r]);
-    const auto flow = static_cast<std::uint32_t>(tree * 2 * n);
-    fill = std::max(fill, tree_fill(b, shape, flow, flow + n, c.count(), cap, b.reduction_time(c).count(), &edges,
-                                    &full));
+    shapes.push_back(build_tree(instances[tree / 2], tree % 2, n));
+    for (int r = 0; r < n; ++r) depth = std::max(depth, shapes.back().depth[r]);
+    flow_up.push_back(static_cast<std::uint32_t>(tree * 2 * n));
+    flow_down.push_back(flow_up.back() + static_cast<std::uint32_t>(n));
   }
+  const double fill = trees_fill(b, shapes, flow_up, flow_down, c.count(), cap, b.reduction_time(c).count(), &edges,
+                                 &full, &starts);
   // In the steady state every edge sends one chunk per period of the slowest; an edge that
   // pauses (overhead, waiting) leaves its links to the others (duty_shared_rates).
   const auto shared = duty_shared_rates(b, edges, cap, c.count(), std::vector<double>(edges.size(), o),
                                         std::vector<int>(edges.size(), 0));
   const double rate = *std::min_element(shared.begin(), shared.end());
-  // Once the root starts sending down, each GPU's uplink carries its up and down sends at
-  // once. The root's child meets the down stream after two of its up sends (one hop from
-  // the root, which started one fill later): those two go at the full rate, the rest shared.
+  // Once the first chunk's way down reaches a link, the link carries up and down sends at
+  // once: chunks before go a hop apart, later ones a steady period (staggered_spacing).
   const double hop = o + c.count() / full;
-  const double alone = std::min(loops - 1.0, 2.0);
-  t += fill + alone * hop + (loops - 1.0 - alone) * (o + c.count() / rate);
-  formula = fmt::format("base + fill (the slowest leaf-root-leaf path, hop by hop) + (L - 1) x chunk/shared rate, D = {}, L = {}",
+  t += fill + staggered_spacing(b, edges, starts, cap, c.count(), o, hop, o + c.count() / rate, loops - 1);
+  formula = fmt::format("base + fill (the slowest leaf-root-leaf path, hop by hop) + (L - 1) chunks a hop apart until the links fill, then a period apart, D = {}, L = {}",
                         depth, loops);
   return {sim::Seconds{t}, formula};
 }
@@ -202,7 +223,7 @@ double tree_plan_size(const Machine& machine, const Problem& problem, const Choi
   const double n = static_cast<double>(problem.ranks.size());
   const ProtocolParams& proto = machine.params().protocol(choice.protocol);
   const auto by_node = ranks_by_node(machine, problem);
-  const double trees = by_node.size() > 1 ? 2.0 * tree_chains(by_node, choice.channels).size() : 1.0;
+  const double trees = by_node.size() > 1 ? 2.0 * tree_chains(machine, problem, by_node, choice.channels).size() : 1.0;
   const sim::Bytes chunk = proto.step * (proto.payload * std::max(1.0, choice.channels / trees));
   return trees * 2 * n * pipeline_units(problem.size / trees, chunk);
 }
