@@ -172,7 +172,7 @@ TEST_CASE("across nodes the tree's closed form is within 2% of the simulation at
 TEST_CASE("on an xGMI mesh each rail's tree chain takes its own mesh cycle: 2 MI300X nodes") {
   // In rank order every rail's chain took the same seven links of a node's mesh, 14 trees
   // sharing them: the tree moved 105 GB/s busbw at 1 GiB against the ring's 348, and the
-  // closed form, which plays each tree alone, was 121% slow there and 37% fast at 16 MiB.
+  // closed form, which played each tree's fill alone, was 46% fast at 16 MiB (4% at 1 GiB).
   // Now each rail follows mesh cycle r mod 7 from its NIC's GPU, and the closed form's fill
   // shares a tree pair's hops (trees_fill): 242 GB/s busbw; -0.5% at 1 GiB, -12.5% at 16 MiB
   // (rail 7 shares cycle 0 with rail 0, which the fill does not see).
