@@ -9,6 +9,129 @@ namespace wiresim::models {
 
 namespace {
 
+// Poisson-binomial sum of two independent counts.
+std::vector<double> convolve(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> out(a.size() + b.size() - 1, 0.0);
+  for (std::size_t i = 0; i < a.size(); ++i)
+    for (std::size_t j = 0; j < b.size(); ++j) out[i + j] += a[i] * b[j];
+  return out;
+}
+
+// E[min(limit, min over links i of cap[i] / (1 + X_i))], X_i the sum of the counts of the
+// groups g with bit i in masks[g], the groups independent with distributions pmf[g]. Links
+// that see the same groups are one (the smaller capacity); with at most two left, the
+// expectation is a sum over the shared count of a min of two independent counts (sorted:
+// linear); beyond, the joint counts are enumerated (over 200,000 states: each link's mean).
+double expected_min_share(const std::vector<std::uint32_t>& masks, const std::vector<std::vector<double>>& pmf,
+                          const std::vector<double>& cap, double limit) {
+  // Merge links by the groups they see; a link no other edge uses only lowers the limit.
+  // (Over 64 groups, rare, the links are taken as they are.)
+  const bool merged = masks.size() <= 64;
+  std::vector<std::uint64_t> column(cap.size(), 0);
+  for (std::size_t i = 0; i < cap.size() && merged; ++i)
+    for (std::size_t g = 0; g < masks.size(); ++g)
+      if (masks[g] >> i & 1u) column[i] |= std::uint64_t{1} << g;
+  std::vector<std::uint64_t> seen;
+  std::vector<double> merged_cap;
+  std::vector<std::uint32_t> merged_of(cap.size(), 0);
+  for (std::size_t i = 0; i < cap.size() && merged; ++i) {
+    if (column[i] == 0) {
+      limit = std::min(limit, cap[i]);
+      continue;
+    }
+    const auto it = std::find(seen.begin(), seen.end(), column[i]);
+    const auto k = static_cast<std::uint32_t>(it - seen.begin());
+    if (it == seen.end()) {
+      seen.push_back(column[i]);
+      merged_cap.push_back(cap[i]);
+    } else {
+      merged_cap[k] = std::min(merged_cap[k], cap[i]);
+    }
+    merged_of[i] = k;
+  }
+  // Each group's mask over the merged links; groups with the same mask are summed.
+  std::vector<std::uint32_t> gm;
+  std::vector<std::vector<double>> gp;
+  for (std::size_t g = 0; g < masks.size(); ++g) {
+    std::uint32_t mm = 0;
+    for (std::size_t i = 0; i < cap.size(); ++i)
+      if (masks[g] >> i & 1u) mm |= merged ? 1u << merged_of[i] : 1u << i;
+    const auto it = std::find(gm.begin(), gm.end(), mm);
+    if (it == gm.end()) {
+      gm.push_back(mm);
+      gp.push_back(pmf[g]);
+    } else {
+      auto& q = gp[static_cast<std::size_t>(it - gm.begin())];
+      q = convolve(q, pmf[g]);
+    }
+  }
+  const std::vector<double>& lc = merged ? merged_cap : cap;
+  const std::size_t links = lc.size();
+  if (gm.empty()) return std::min(limit, links ? *std::min_element(lc.begin(), lc.end()) : limit);
+  if (links == 1) {
+    double expect = 0.0;
+    for (std::size_t x = 0; x < gp[0].size(); ++x) expect += gp[0][x] * std::min(limit, lc[0] / (1.0 + x));
+    return expect;
+  }
+  if (links == 2) {
+    std::vector<double> only_a{1.0}, only_b{1.0}, both{1.0};
+    for (std::size_t g = 0; g < gm.size(); ++g)
+      (gm[g] == 1u ? only_a : gm[g] == 2u ? only_b : both) = gp[g];
+    // For each shared count s: E[min(x_u, y_v)], x_u = min(limit, cap_a / (1 + s + u)) and
+    // y_v = cap_b / (1 + s + v) both falling; for each u the v with y_v < x_u are a suffix.
+    std::vector<double> tail_qy(only_b.size() + 1, 0.0);
+    double expect = 0.0;
+    for (std::size_t sh = 0; sh < both.size(); ++sh) {
+      if (both[sh] == 0.0) continue;
+      const auto y = [&](std::size_t v) { return lc[1] / (1.0 + sh + v); };
+      for (std::size_t v = only_b.size(); v-- > 0;) tail_qy[v] = tail_qy[v + 1] + only_b[v] * y(v);
+      double inner = 0.0, head = 0.0;   // head: P(V < cut)
+      std::size_t cut = 0;              // first v with y_v < x_u
+      for (std::size_t u = 0; u < only_a.size(); ++u) {
+        const double x = std::min(limit, lc[0] / (1.0 + sh + u));
+        while (cut < only_b.size() && y(cut) >= x) head += only_b[cut++];
+        inner += only_a[u] * (x * head + tail_qy[cut]);
+      }
+      expect += both[sh] * inner;
+    }
+    return expect;
+  }
+  double states = 1.0;
+  for (const auto& q : gp) states *= static_cast<double>(q.size());
+  if (states > 2e5) {   // too many to enumerate: each link's mean count
+    double r = limit;
+    for (std::size_t i = 0; i < links; ++i) {
+      double mean = 0.0;
+      for (std::size_t g = 0; g < gm.size(); ++g)
+        if (gm[g] >> i & 1u)
+          for (std::size_t c = 0; c < gp[g].size(); ++c) mean += c * gp[g][c];
+      r = std::min(r, lc[i] / (1.0 + mean));
+    }
+    return r;
+  }
+  std::vector<std::size_t> at(gp.size(), 0);
+  std::vector<double> x(links);
+  double expect = 0.0;
+  for (;;) {
+    double p = 1.0;
+    std::fill(x.begin(), x.end(), 1.0);
+    for (std::size_t g = 0; g < gp.size(); ++g) {
+      p *= gp[g][at[g]];
+      for (std::size_t i = 0; i < links; ++i)
+        if (gm[g] >> i & 1u) x[i] += static_cast<double>(at[g]);
+    }
+    if (p > 0.0) {
+      double r = limit;
+      for (std::size_t i = 0; i < links; ++i) r = std::min(r, lc[i] / x[i]);
+      expect += p * r;
+    }
+    std::size_t g = 0;
+    while (g < at.size() && ++at[g] == gp[g].size()) at[g++] = 0;
+    if (g == at.size()) break;
+  }
+  return expect;
+}
+
 // The max-min problem of a set of simultaneous edges, built once (routes, caps) and solved
 // with or without duty: the fixed points and the tree fill solve one set several times.
 struct Shares {
@@ -112,6 +235,60 @@ struct Shares {
     return mean;
   }
 
+  // Each edge's expected payload rate while it sends, the others each sending independently a
+  // share duty[j] of the time: E[min over its links l of capacity_l / (1 + X_l)], X_l the
+  // number of others sending on l. Others on several of its links count on each (grouped by
+  // which of its links they share), so two ends carrying the same edges lose nothing.
+  std::vector<double> phased(const std::vector<double>& duty) const {
+    const std::size_t n = caps.size();
+    std::vector<std::uint32_t> link_off(capacity.size() + 1, 0), link_edges(route_links.size());
+    for (auto l : route_links) ++link_off[l + 1];
+    for (std::size_t l = 0; l < capacity.size(); ++l) link_off[l + 1] += link_off[l];
+    {
+      std::vector<std::uint32_t> fill(link_off.begin(), link_off.end() - 1);
+      for (std::size_t e = 0; e < n; ++e)
+        for (std::uint32_t i = offsets[e]; i < offsets[e + 1]; ++i) link_edges[fill[route_links[i]]++] = e;
+    }
+    std::vector<double> out(n);
+    std::vector<std::uint32_t> mask_of(n, 0);
+    std::vector<std::uint32_t> touched;
+    for (std::size_t e = 0; e < n; ++e) {
+      // Its links, as bits of a mask (a route has a handful; past 32 they are not counted).
+      const std::uint32_t m = std::min<std::uint32_t>(offsets[e + 1] - offsets[e], 32);
+      touched.clear();
+      for (std::uint32_t i = 0; i < m; ++i) {
+        const auto l = route_links[offsets[e] + i];
+        for (std::uint32_t k = link_off[l]; k < link_off[l + 1]; ++k) {
+          const auto j = link_edges[k];
+          if (j == e) continue;
+          if (mask_of[j] == 0) touched.push_back(j);
+          mask_of[j] |= 1u << i;
+        }
+      }
+      // Groups: others by the set of e's links they share; each group's count distribution.
+      std::vector<std::uint32_t> masks;
+      std::vector<std::vector<double>> pmf;
+      for (auto j : touched) {
+        const auto it = std::find(masks.begin(), masks.end(), mask_of[j]);
+        std::size_t g = static_cast<std::size_t>(it - masks.begin());
+        if (it == masks.end()) {
+          masks.push_back(mask_of[j]);
+          pmf.push_back({1.0});
+        }
+        const double f = std::clamp(duty[j], 0.0, 1.0);
+        auto& p = pmf[g];
+        p.push_back(0.0);
+        for (std::size_t c = p.size() - 1; c > 0; --c) p[c] = p[c] * (1.0 - f) + p[c - 1] * f;
+        p[0] *= 1.0 - f;
+        mask_of[j] = 0;
+      }
+      std::vector<double> cap_l(m);
+      for (std::size_t i = 0; i < cap_l.size(); ++i) cap_l[i] = capacity[route_links[offsets[e] + i]];
+      out[e] = expected_min_share(masks, pmf, cap_l, caps[e]) * payload;
+    }
+    return out;
+  }
+
   // Payload rate of edge e with nothing else sending: its slowest link, or its cap.
   double alone(std::size_t e) const {
     double r = caps[e];
@@ -123,8 +300,9 @@ struct Shares {
 }  // namespace
 
 std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
-                                 const std::vector<double>& duty) {
-  return Shares(b, edges, cap).solve(duty);
+                                 const std::vector<double>& duty, Sharing sharing) {
+  const Shares shares(b, edges, cap);
+  return sharing == Sharing::independent && duty.size() == edges.size() ? shares.phased(duty) : shares.solve(duty);
 }
 
 std::vector<double> drained_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
@@ -226,15 +404,23 @@ double tree_fill(const PlanBuilder& b, const TreeShape& tree, std::uint32_t flow
 }
 
 double staggered_spacing(const PlanBuilder& b, const std::vector<Edge>& edges, const std::vector<double>& start,
-                         sim::BytesPerSec cap, double bytes, double pause, double hop, double steady, int later) {
+                         const std::vector<double>& rates, sim::BytesPerSec cap, double bytes, double pause,
+                         double hop, double steady, int later) {
   if (later <= 0) return 0.0;
   const Shares shares(b, edges, cap);
-  // When the first chunk reaches each edge of each link.
+  // When the first chunk reaches each edge of each link, and the link's own period once every
+  // edge on it sends: its slowest edge's pause + bytes at its steady rate.
   std::vector<std::vector<double>> on(shares.capacity.size());
+  std::vector<double> own(shares.capacity.size(), 0.0);
   for (std::size_t e = 0; e < edges.size(); ++e)
-    for (std::uint32_t i = shares.offsets[e]; i < shares.offsets[e + 1]; ++i) on[shares.route_links[i]].push_back(start[e]);
+    for (std::uint32_t i = shares.offsets[e]; i < shares.offsets[e + 1]; ++i) {
+      const auto l = shares.route_links[i];
+      on[l].push_back(start[e]);
+      own[l] = std::max(own[l], std::min(steady, pause + bytes / rates[e]));
+    }
   // A link of k sending edges passes a chunk per pause + bytes x (1 + (k - 1) f) / capacity,
-  // f the share of the steady period an edge is sending (shared_rates' expected concurrency).
+  // f the share of the steady period an edge is sending (shared_rates' expected concurrency);
+  // with all its edges sending, at least its own period.
   const double f = std::clamp((steady - pause) / steady, 0.0, 1.0);
   const double wire = bytes / shares.payload;
   double slowest = later * hop;
@@ -243,7 +429,8 @@ double staggered_spacing(const PlanBuilder& b, const std::vector<Edge>& edges, c
     const auto service = [&](std::size_t k) {
       return std::min(steady, std::max(hop, pause + wire * (1.0 + (k - 1.0) * f) / shares.capacity[l]));
     };
-    if (service(flows.size()) <= hop) continue;   // chunks pass at `hop` even with every edge sending
+    const double full = std::max(service(flows.size()), own[l]);
+    if (full <= hop) continue;   // chunks pass at `hop` even with every edge sending
     std::sort(flows.begin(), flows.end());
     // Chunks reach the link every `hop`, the first when its first edge starts; it passes them
     // at the service of the edges started by then, queueing the rest.
@@ -254,7 +441,7 @@ double staggered_spacing(const PlanBuilder& b, const std::vector<Edge>& edges, c
       while (k < flows.size() && flows[k] < left + hop) ++k;   // an edge starting during the chunk's passage shares it
       left = std::max(first + c * hop, left + service(k));
       if (k == flows.size()) {   // every edge started: the rest at the full service
-        left += (later - c) * service(k);
+        left += (later - c) * full;
         break;
       }
     }
@@ -265,7 +452,7 @@ double staggered_spacing(const PlanBuilder& b, const std::vector<Edge>& edges, c
 
 std::vector<double> duty_shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
                                       double bytes, const std::vector<double>& pause, const std::vector<int>& group,
-                                      double min_period, int rounds) {
+                                      Sharing sharing, double min_period, int rounds) {
   const Shares shares(b, edges, cap);
   auto rates = shares.solve();
   const int groups = edges.empty() ? 0 : *std::max_element(group.begin(), group.end()) + 1;
@@ -275,7 +462,7 @@ std::vector<double> duty_shared_rates(const PlanBuilder& b, const std::vector<Ed
       period[group[e]] = std::max(period[group[e]], pause[e] + bytes / rates[e]);
     std::vector<double> duty(edges.size());
     for (std::size_t e = 0; e < edges.size(); ++e) duty[e] = (bytes / rates[e]) / period[group[e]];
-    rates = shares.solve(duty);
+    rates = sharing == Sharing::independent ? shares.phased(duty) : shares.solve(duty);
   }
   return rates;
 }

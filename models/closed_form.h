@@ -28,6 +28,21 @@ struct Edge {
   sim::BytesPerSec cap = sim::BytesPerSec::unlimited();   // this edge's own payload cap
 };
 
+// How edges that each send part of the time share a link (shared_rates with duty,
+// duty_shared_rates).
+enum class Sharing {
+  // A link of k edges of mean duty f is shared as if by 1 + (k − 1)·f edges at once (the
+  // expected number sending while one of them sends), then max-min fairly.
+  mean_concurrency,
+  // The edges pause independently: an edge's rate while it sends is the expectation of
+  // min over its links l of capacity_l / (1 + X_l), X_l the others sending on l, each
+  // sending the share duty[j] of the time (an edge on several of its links counts on each).
+  // Nothing is redistributed: an edge held back at one end leaves its share of the other end
+  // unused, as a tree edge between two NICs that each carry four different edges. Where the
+  // joint counts have over 200,000 states, each link's mean count instead.
+  independent,
+};
+
 // Per-edge payload rate (B/s) when all `edges` are active at once: the max-min fair share of
 // the links (as the simulation's network gives it), each edge capped by `cap`, its own cap
 // and, where staged through host memory, the SHM rate.
@@ -35,10 +50,10 @@ struct Edge {
 // `duty`, when given (one per edge, in (0, 1]), is the share of the time each edge is sending:
 // edges that pause (per-send overhead, step latency, waiting for a slower hop) leave their
 // links to the others, as the simulation's network re-shares a link whenever a transfer on it
-// starts or ends. A link of k edges with mean duty f is then shared as if by 1 + (k − 1)·f
-// edges at once (the expected number sending while one of them sends), never by more than k.
+// starts or ends; `sharing` says how (above).
 std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
-                                 const std::vector<double>& duty = {});
+                                 const std::vector<double>& duty = {},
+                                 Sharing sharing = Sharing::mean_concurrency);
 
 // Per-edge mean payload rate (B/s) when all `edges` start at once and edge e moves
 // volume[e] bytes (> 0), the links re-shared max-min fairly each time an edge finishes: an
@@ -51,10 +66,12 @@ std::vector<double> drained_rates(const PlanBuilder& b, const std::vector<Edge>&
 // steps or a tree's steady state) and pauses for the rest. The group's period is its slowest
 // edge's pause[e] + bytes / rate, at least `min_period` (another stage that holds the group
 // back); an edge's duty is (bytes / rate) / period. The first round starts from shared_rates
-// without duty. Used by the ring, tree and NVLS-tree closed forms.
+// without duty. Used by the ring and NVLS-tree closed forms (mean_concurrency) and the tree's
+// (independent).
 std::vector<double> duty_shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
                                       double bytes, const std::vector<double>& pause, const std::vector<int>& group,
-                                      double min_period = 0.0, int rounds = 4);
+                                      Sharing sharing = Sharing::mean_concurrency, double min_period = 0.0,
+                                      int rounds = 4);
 
 // The first chunk's way through a pipelined tree (s): the slowest path from a leaf up to the
 // root and back down, hop by hop. A hop costs the per-send overhead, `bytes` at its rate and
@@ -81,13 +98,14 @@ double trees_fill(const PlanBuilder& b, const std::vector<TreeShape>& trees, con
 
 // A pipeline's chunks after its first (`later` of them), where the first chunk reaches each
 // edge at start[e] and the edges share links: the time (s) from the first chunk's passage to
-// the last's at the slowest link. Chunks arrive at a link every `hop`; a link passes one
-// every hop x (the wire demand of its edges started by then / its capacity), at most `steady`
-// (the period with every edge sending), queueing the rest. An edge's demand is its rate alone
-// times its duty alone (`bytes` per `pause` + bytes / rate), at most `bytes` per hop. At
-// least later x hop.
+// the last's at the slowest link. Chunks arrive at a link every `hop`; with k of its edges
+// started, a link passes one every pause + bytes x (1 + (k − 1)·f) / capacity (f the share of
+// the steady period an edge sends), between `hop` and `steady` (the period with every edge
+// sending), queueing the rest. Once all its edges have started, at least its own period: its
+// slowest edge's pause + bytes / rates[e] (rates: duty_shared_rates). At least later x hop.
 double staggered_spacing(const PlanBuilder& b, const std::vector<Edge>& edges, const std::vector<double>& start,
-                         sim::BytesPerSec cap, double bytes, double pause, double hop, double steady, int later);
+                         const std::vector<double>& rates, sim::BytesPerSec cap, double bytes, double pause,
+                         double hop, double steady, int later);
 
 // The ranks' NVSwitch ports: the slowest port link (payload B/s) and the longest up + down
 // wire latency (s), which bound NVLS and NVLSTree.

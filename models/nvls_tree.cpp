@@ -256,7 +256,7 @@ Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
     // (its per-send overhead, or waiting for the NVLink side or the window), leaving its NIC
     // to the other trees' edges (duty_shared_rates).
     rates = duty_shared_rates(b, edges, sim::BytesPerSec::unlimited(), half, std::vector<double>(edges.size(), o),
-                              std::vector<int>(edges.size(), 0), floor);
+                              std::vector<int>(edges.size(), 0), Sharing::mean_concurrency, floor);
     const double send = o + half / *std::min_element(rates.begin(), rates.end());
     trip = 2.0 * ((g + 1.0) * part / (eff * bw) + wire) + red_part + depth * (2.0 * (send + hop) + red_half);
     floor = std::max(nvlink, trip / ahead);

@@ -12,12 +12,12 @@
 // Closed form: base + fill + the L − 1 later chunks. The fill is the first chunk's slowest way
 // up and back down, hop by hop at the full link rates. A later chunk follows the one before by
 // a hop (o + c/r) until the links fill up, then by the steady period (o + c/r_shared, every GPU
-// sending up and down at once, each edge's links shared by the expected number of edges
-// sending: closed_form.h, shared_rates' duty). Where the links fill up: at each link, the
-// first chunk's way up reaches its up edges and its way back down its down edges; the first
-// link to fill paces the chunks (closed_form.h, staggered_spacing). Within 6% of the
-// simulation on one node; across nodes (Simple; 16 MiB, 1 GiB) −0.7/−0.6% on 2 nodes,
-// −0.2/−2.8% on 8, at most 5.3% between (docs/models.md: where the rest comes from).
+// sending up and down at once, the edges pausing independently: closed_form.h,
+// Sharing::independent). Where the links fill up: at each link, the first chunk's way up
+// reaches its up edges and its way back down its down edges; once all have started the link
+// passes the rest at its own period; the slowest link paces the chunks (closed_form.h,
+// staggered_spacing). Within 7% of the simulation on one node; across nodes (Simple; 16 MiB,
+// 1 GiB) −0.7/+1.2% on 2 nodes, −0.2/+0.7% on 8, at most 5.2% between (docs/models.md).
 #include <algorithm>
 #include <cmath>
 
@@ -190,7 +190,8 @@ Estimate tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   const sim::Bytes c = loops > 1 ? chunk : share;
   const double o = b.protocol().overhead.count();
   // Filling and draining the pipeline: the first chunk's slowest way up to the root and
-  // back, hop by hop (NVLink inside a node, NICs between nodes), siblings sharing links.
+  // back, hop by hop (NVLink inside a node, NICs between nodes), the hops of one height (up)
+  // or depth (down) across all trees sharing links.
   double full = INFINITY;
   std::vector<double> starts;
   std::vector<TreeShape> shapes;
@@ -203,15 +204,15 @@ Estimate tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   }
   const double fill = trees_fill(b, shapes, flow_up, flow_down, c.count(), cap, b.reduction_time(c).count(), &edges,
                                  &full, &starts);
-  // In the steady state every edge sends one chunk per period of the slowest; an edge that
-  // pauses (overhead, waiting) leaves its links to the others (duty_shared_rates).
+  // In the steady state every edge sends one chunk per period of the slowest and pauses for the
+  // rest (overhead, waiting), independently of the others on its links (duty_shared_rates).
   const auto shared = duty_shared_rates(b, edges, cap, c.count(), std::vector<double>(edges.size(), o),
-                                        std::vector<int>(edges.size(), 0));
+                                        std::vector<int>(edges.size(), 0), Sharing::independent);
   const double rate = *std::min_element(shared.begin(), shared.end());
   // Once the first chunk's way down reaches a link, the link carries up and down sends at
   // once: chunks before go a hop apart, later ones a steady period (staggered_spacing).
   const double hop = o + c.count() / full;
-  t += fill + staggered_spacing(b, edges, starts, cap, c.count(), o, hop, o + c.count() / rate, loops - 1);
+  t += fill + staggered_spacing(b, edges, starts, shared, cap, c.count(), o, hop, o + c.count() / rate, loops - 1);
   formula = fmt::format("base + fill (the slowest leaf-root-leaf path, hop by hop) + (L - 1) chunks a hop apart until the links fill, then a period apart, D = {}, L = {}",
                         depth, loops);
   return {sim::Seconds{t}, formula};
