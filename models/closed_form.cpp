@@ -79,17 +79,27 @@ double expected_min_share(const std::vector<std::uint32_t>& masks, const std::ve
       (gm[g] == 1u ? only_a : gm[g] == 2u ? only_b : both) = gp[g];
     // For each shared count s: E[min(x_u, y_v)], x_u = min(limit, cap_a / (1 + s + u)) and
     // y_v = cap_b / (1 + s + v) both falling; for each u the v with y_v < x_u are a suffix.
+    // Counts below 1e-15 in probability are left out (a count of many edges that each send
+    // most of the time is near its mean).
+    const auto span = [](const std::vector<double>& q) {
+      std::size_t lo = 0, hi = q.size();
+      while (lo + 1 < hi && q[lo] < 1e-15) ++lo;
+      while (hi - 1 > lo && q[hi - 1] < 1e-15) --hi;
+      return std::pair{lo, hi};
+    };
+    const auto [a0, a1] = span(only_a);
+    const auto [b0, b1] = span(only_b);
+    const auto [s0, s1] = span(both);
     std::vector<double> tail_qy(only_b.size() + 1, 0.0);
     double expect = 0.0;
-    for (std::size_t sh = 0; sh < both.size(); ++sh) {
-      if (both[sh] == 0.0) continue;
+    for (std::size_t sh = s0; sh < s1; ++sh) {
       const auto y = [&](std::size_t v) { return lc[1] / (1.0 + sh + v); };
-      for (std::size_t v = only_b.size(); v-- > 0;) tail_qy[v] = tail_qy[v + 1] + only_b[v] * y(v);
+      for (std::size_t v = b1; v-- > b0;) tail_qy[v] = tail_qy[v + 1] + only_b[v] * y(v);
       double inner = 0.0, head = 0.0;   // head: P(V < cut)
-      std::size_t cut = 0;              // first v with y_v < x_u
-      for (std::size_t u = 0; u < only_a.size(); ++u) {
+      std::size_t cut = b0;             // first v with y_v < x_u
+      for (std::size_t u = a0; u < a1; ++u) {
         const double x = std::min(limit, lc[0] / (1.0 + sh + u));
-        while (cut < only_b.size() && y(cut) >= x) head += only_b[cut++];
+        while (cut < b1 && y(cut) >= x) head += only_b[cut++];
         inner += only_a[u] * (x * head + tail_qy[cut]);
       }
       expect += both[sh] * inner;

@@ -74,13 +74,23 @@ TreeShape build_tree(const std::vector<std::vector<int>>& by_node, int which, in
   return t;
 }
 
+namespace {
+
+// How many tree pairs run across nodes: one per rail (GPU of the smallest node), up to half the
+// channels. One node has no NICs to spread over: NCCL's single-node trees are one chain for
+// every channel (rank order, rank 0 the root).
+int tree_rails(const std::vector<std::vector<int>>& by_node, int channels) {
+  if (by_node.size() == 1) return 1;
+  std::size_t smallest = by_node.front().size();
+  for (const auto& g : by_node) smallest = std::min(smallest, g.size());
+  return std::max(1, std::min(static_cast<int>(smallest), channels / 2));
+}
+
+}  // namespace
+
 std::vector<std::vector<std::vector<int>>> tree_chains(const Machine& machine, const Problem& problem,
                                                       const std::vector<std::vector<int>>& by_node, int channels) {
-  int smallest = static_cast<int>(by_node.front().size());
-  for (const auto& g : by_node) smallest = std::min(smallest, static_cast<int>(g.size()));
-  // One node has no NICs to spread over: NCCL's single-node trees are one chain for every
-  // channel (rank order, rank 0 the root).
-  const int rails = by_node.size() == 1 ? 1 : std::max(1, std::min(smallest, channels / 2));
+  const int rails = tree_rails(by_node, channels);
   // On a mesh (xGMI, DGX-1) each rail's chain follows its own mesh cycle, as the rings do, so
   // that the chains spread over the direct links; in rank order every chain would take the
   // same g − 1 links.
@@ -213,7 +223,7 @@ Estimate tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   // once: chunks before go a hop apart, later ones a steady period (staggered_spacing).
   const double hop = o + c.count() / full;
   t += fill + staggered_spacing(b, edges, starts, shared, cap, c.count(), o, hop, o + c.count() / rate, loops - 1);
-  formula = fmt::format("base + fill (the slowest leaf-root-leaf path, hop by hop) + (L - 1) chunks a hop apart until the links fill, then a period apart, D = {}, L = {}",
+  formula = fmt::format("base + fill (leaf-root-leaf, hop by hop) + (L - 1) chunks a hop apart, then a period apart once the links fill, D = {}, L = {}",
                         depth, loops);
   return {sim::Seconds{t}, formula};
 }
@@ -224,7 +234,7 @@ double tree_plan_size(const Machine& machine, const Problem& problem, const Choi
   const double n = static_cast<double>(problem.ranks.size());
   const ProtocolParams& proto = machine.params().protocol(choice.protocol);
   const auto by_node = ranks_by_node(machine, problem);
-  const double trees = by_node.size() > 1 ? 2.0 * tree_chains(machine, problem, by_node, choice.channels).size() : 1.0;
+  const double trees = by_node.size() > 1 ? 2.0 * tree_rails(by_node, choice.channels) : 1.0;
   const sim::Bytes chunk = proto.step * (proto.payload * std::max(1.0, choice.channels / trees));
   return trees * 2 * n * pipeline_units(problem.size / trees, chunk);
 }
