@@ -27,13 +27,18 @@ double expected_min_share(const std::vector<std::uint32_t>& masks, const std::ve
   // Merge links by the groups they see; a link no other edge uses only lowers the limit.
   // (Over 64 groups, rare, the links are taken as they are.)
   const bool merged = masks.size() <= 64;
-  std::vector<std::uint64_t> column(cap.size(), 0);
+  // Scratch kept between calls (one per edge, many per closed form).
+  thread_local std::vector<std::uint64_t> column, seen;
+  thread_local std::vector<double> merged_cap, tail_qy;
+  thread_local std::vector<std::uint32_t> merged_of, gm;
+  thread_local std::vector<std::vector<double>> gp;
+  column.assign(cap.size(), 0);
   for (std::size_t i = 0; i < cap.size() && merged; ++i)
     for (std::size_t g = 0; g < masks.size(); ++g)
       if (masks[g] >> i & 1u) column[i] |= std::uint64_t{1} << g;
-  std::vector<std::uint64_t> seen;
-  std::vector<double> merged_cap;
-  std::vector<std::uint32_t> merged_of(cap.size(), 0);
+  seen.clear();
+  merged_cap.clear();
+  merged_of.assign(cap.size(), 0);
   for (std::size_t i = 0; i < cap.size() && merged; ++i) {
     if (column[i] == 0) {
       limit = std::min(limit, cap[i]);
@@ -50,8 +55,7 @@ double expected_min_share(const std::vector<std::uint32_t>& masks, const std::ve
     merged_of[i] = k;
   }
   // Each group's mask over the merged links; groups with the same mask are summed.
-  std::vector<std::uint32_t> gm;
-  std::vector<std::vector<double>> gp;
+  gm.clear();
   for (std::size_t g = 0; g < masks.size(); ++g) {
     std::uint32_t mm = 0;
     for (std::size_t i = 0; i < cap.size(); ++i)
@@ -59,7 +63,8 @@ double expected_min_share(const std::vector<std::uint32_t>& masks, const std::ve
     const auto it = std::find(gm.begin(), gm.end(), mm);
     if (it == gm.end()) {
       gm.push_back(mm);
-      gp.push_back(pmf[g]);
+      if (gp.size() < gm.size()) gp.resize(gm.size());
+      gp[gm.size() - 1].assign(pmf[g].begin(), pmf[g].end());
     } else {
       auto& q = gp[static_cast<std::size_t>(it - gm.begin())];
       q = convolve(q, pmf[g]);
@@ -74,9 +79,10 @@ double expected_min_share(const std::vector<std::uint32_t>& masks, const std::ve
     return expect;
   }
   if (links == 2) {
-    std::vector<double> only_a{1.0}, only_b{1.0}, both{1.0};
-    for (std::size_t g = 0; g < gm.size(); ++g)
-      (gm[g] == 1u ? only_a : gm[g] == 2u ? only_b : both) = gp[g];
+    static const std::vector<double> none{1.0};
+    const std::vector<double>*a = &none, *b = &none, *ab = &none;
+    for (std::size_t g = 0; g < gm.size(); ++g) (gm[g] == 1u ? a : gm[g] == 2u ? b : ab) = &gp[g];
+    const std::vector<double>&only_a = *a, &only_b = *b, &both = *ab;
     // For each shared count s: E[min(x_u, y_v)], x_u = min(limit, cap_a / (1 + s + u)) and
     // y_v = cap_b / (1 + s + v) both falling; for each u the v with y_v < x_u are a suffix.
     // Counts below 1e-15 in probability are left out (a count of many edges that each send
@@ -90,7 +96,7 @@ double expected_min_share(const std::vector<std::uint32_t>& masks, const std::ve
     const auto [a0, a1] = span(only_a);
     const auto [b0, b1] = span(only_b);
     const auto [s0, s1] = span(both);
-    std::vector<double> tail_qy(only_b.size() + 1, 0.0);
+    tail_qy.assign(only_b.size() + 1, 0.0);
     double expect = 0.0;
     for (std::size_t sh = s0; sh < s1; ++sh) {
       const auto y = [&](std::size_t v) { return lc[1] / (1.0 + sh + v); };
@@ -107,7 +113,7 @@ double expected_min_share(const std::vector<std::uint32_t>& masks, const std::ve
     return expect;
   }
   double states = 1.0;
-  for (const auto& q : gp) states *= static_cast<double>(q.size());
+  for (std::size_t g = 0; g < gm.size(); ++g) states *= static_cast<double>(gp[g].size());
   if (states > 2e5) {   // too many to enumerate: each link's mean count
     double r = limit;
     for (std::size_t i = 0; i < links; ++i) {
@@ -119,13 +125,13 @@ double expected_min_share(const std::vector<std::uint32_t>& masks, const std::ve
     }
     return r;
   }
-  std::vector<std::size_t> at(gp.size(), 0);
+  std::vector<std::size_t> at(gm.size(), 0);
   std::vector<double> x(links);
   double expect = 0.0;
   for (;;) {
     double p = 1.0;
     std::fill(x.begin(), x.end(), 1.0);
-    for (std::size_t g = 0; g < gp.size(); ++g) {
+    for (std::size_t g = 0; g < gm.size(); ++g) {
       p *= gp[g][at[g]];
       for (std::size_t i = 0; i < links; ++i)
         if (gm[g] >> i & 1u) x[i] += static_cast<double>(at[g]);
@@ -149,6 +155,7 @@ struct Shares {
   std::vector<std::uint32_t> offsets{0}, route_links;
   std::vector<double> capacity;   // per problem link (B/s of wire)
   std::vector<double> caps;       // per edge, in wire units (payload cap / payload)
+  mutable std::vector<std::uint32_t> link_off, link_edges;   // each link's edges (phased)
 
   Shares(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap) : payload(b.protocol().payload) {
     const Machine& m = b.machine();
@@ -251,17 +258,20 @@ struct Shares {
   // which of its links they share), so two ends carrying the same edges lose nothing.
   std::vector<double> phased(const std::vector<double>& duty) const {
     const std::size_t n = caps.size();
-    std::vector<std::uint32_t> link_off(capacity.size() + 1, 0), link_edges(route_links.size());
-    for (auto l : route_links) ++link_off[l + 1];
-    for (std::size_t l = 0; l < capacity.size(); ++l) link_off[l + 1] += link_off[l];
-    {
+    if (link_off.empty()) {   // each link's edges, built at the first call (the fixed point calls again)
+      link_off.assign(capacity.size() + 1, 0);
+      link_edges.resize(route_links.size());
+      for (auto l : route_links) ++link_off[l + 1];
+      for (std::size_t l = 0; l < capacity.size(); ++l) link_off[l + 1] += link_off[l];
       std::vector<std::uint32_t> fill(link_off.begin(), link_off.end() - 1);
       for (std::size_t e = 0; e < n; ++e)
         for (std::uint32_t i = offsets[e]; i < offsets[e + 1]; ++i) link_edges[fill[route_links[i]]++] = e;
     }
     std::vector<double> out(n);
     std::vector<std::uint32_t> mask_of(n, 0);
-    std::vector<std::uint32_t> touched;
+    std::vector<std::uint32_t> touched, masks;
+    std::vector<std::vector<double>> pmf;   // the first masks.size() are this edge's groups
+    std::vector<double> cap_l;
     for (std::size_t e = 0; e < n; ++e) {
       // Its links, as bits of a mask (a route has a handful; past 32 they are not counted).
       const std::uint32_t m = std::min<std::uint32_t>(offsets[e + 1] - offsets[e], 32);
@@ -276,14 +286,14 @@ struct Shares {
         }
       }
       // Groups: others by the set of e's links they share; each group's count distribution.
-      std::vector<std::uint32_t> masks;
-      std::vector<std::vector<double>> pmf;
+      masks.clear();
       for (auto j : touched) {
         const auto it = std::find(masks.begin(), masks.end(), mask_of[j]);
         std::size_t g = static_cast<std::size_t>(it - masks.begin());
         if (it == masks.end()) {
           masks.push_back(mask_of[j]);
-          pmf.push_back({1.0});
+          if (pmf.size() < masks.size()) pmf.resize(masks.size());
+          pmf[g].assign(1, 1.0);
         }
         const double f = std::clamp(duty[j], 0.0, 1.0);
         auto& p = pmf[g];
@@ -292,7 +302,7 @@ struct Shares {
         p[0] *= 1.0 - f;
         mask_of[j] = 0;
       }
-      std::vector<double> cap_l(m);
+      cap_l.resize(m);
       for (std::size_t i = 0; i < cap_l.size(); ++i) cap_l[i] = capacity[route_links[offsets[e] + i]];
       out[e] = expected_min_share(masks, pmf, cap_l, caps[e]) * payload;
     }
