@@ -309,6 +309,12 @@ struct Shares {
     return out;
   }
 
+  // Payload rate of each edge under the given sharing of its links (closed_form.h, Sharing);
+  // without a duty for every edge, all send all the time.
+  std::vector<double> rates(const std::vector<double>& duty, Sharing sharing) const {
+    return sharing == Sharing::independent && duty.size() == caps.size() ? phased(duty) : solve(duty);
+  }
+
   // Payload rate of edge e with nothing else sending: its slowest link, or its cap.
   double alone(std::size_t e) const {
     double r = caps[e];
@@ -321,8 +327,7 @@ struct Shares {
 
 std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
                                  const std::vector<double>& duty, Sharing sharing) {
-  const Shares shares(b, edges, cap);
-  return sharing == Sharing::independent && duty.size() == edges.size() ? shares.phased(duty) : shares.solve(duty);
+  return Shares(b, edges, cap).rates(duty, sharing);
 }
 
 std::vector<double> drained_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
@@ -482,7 +487,7 @@ std::vector<double> duty_shared_rates(const PlanBuilder& b, const std::vector<Ed
       period[group[e]] = std::max(period[group[e]], pause[e] + bytes / rates[e]);
     std::vector<double> duty(edges.size());
     for (std::size_t e = 0; e < edges.size(); ++e) duty[e] = (bytes / rates[e]) / period[group[e]];
-    rates = sharing == Sharing::independent ? shares.phased(duty) : shares.solve(duty);
+    rates = shares.rates(duty, sharing);
   }
   return rates;
 }
