@@ -16,6 +16,7 @@
 #include "calibrate/overlay.h"
 #include "input/input_error.h"
 #include "tests/approx.h"
+#include "tests/sanitized.h"
 #include "topologies/builder.h"
 
 using namespace wiresim;
@@ -189,13 +190,18 @@ TEST_CASE("calibrated on one log of a cluster, wiresim predicts another log of i
   struct Group {
     std::vector<std::string> sets;
     std::vector<std::size_t> sources;   // indices into sets
+    // Fitted and predicted in about a second in Release. The sanitizer build (tests/sanitized.h)
+    // runs only these: the others (2-node or point-to-point fits, 17-25 s each in Release) took
+    // about 1,100 s of its 2,164 s.
+    bool quick = true;
   };
   const std::vector<Group> groups{
       {{"h100_hgx8_allgather_ring_together-nccl-tests.csv", "h100_hgx8_reducescatter_ring_together-nccl-tests.csv",
         "h100_hgx8_allreduce_nvls_together-nccl-tests.csv"},
        {0, 1, 2}},
       {{"h100_2node16_ib_ndr_allreduce_nccl-tests-i309.csv", "h100_2node16_ib_ndr_allreduce_nccl-tests-i309-ring.csv"},
-       {0, 1}},
+       {0, 1},
+       false},
       {{"h100_hgx8_allreduce_nccl-tests-i290.csv", "h100_2node16_ib_ndr_allreduce_nccl-tests-i290-default.csv",
         "h100_2node16_ib_ndr_allreduce_nccl-tests-i290-ring.csv"},
        {0}},
@@ -208,11 +214,13 @@ TEST_CASE("calibrated on one log of a cluster, wiresim predicts another log of i
         "b200_hgx8_alltoall_vultr-poc.csv", "b200_hgx8_sendrecv_vultr-poc.csv", "b200_2node16_allgather_vultr-poc.csv",
         "b200_2node16_reducescatter_vultr-poc.csv", "b200_2node16_alltoall_vultr-poc.csv",
         "b200_2node16_sendrecv_vultr-poc.csv"},
-       {0, 1, 2, 5, 6}},
-      {{"h100_hgx8_alltoall_xxrjun-nccl-tests-cluster.csv", "h100_hgx8_sendrecv_xxrjun-nccl-tests-cluster.csv"}, {1}},
+       {0, 1, 2, 5, 6},
+       false},
+      {{"h100_hgx8_alltoall_xxrjun-nccl-tests-cluster.csv", "h100_hgx8_sendrecv_xxrjun-nccl-tests-cluster.csv"}, {1}, false},
   };
   int improved = 0, unchanged = 0;
   for (const auto& group : groups) {
+    if (wiresim_test::kSanitized && !group.quick) continue;
     const auto sets = shipped(group.sets);
     // Each set's built-in error, simulated when a pair first needs it.
     std::vector<std::optional<double>> built_in(sets.size());
@@ -250,7 +258,8 @@ TEST_CASE("calibrated on one log of a cluster, wiresim predicts another log of i
   // Before scopes 10 were, 5 of them across families (MI355X alltoall -> allreduce 21.3 -> 21.2 %,
   // B200 2-node ring logs -> alltoall, sendrecv 131 -> 112 %, 67 -> 30 %): the same rule that
   // stops the harmful transfers above stops those; the sources that used to fail are in now.
-  CHECK(improved >= 5);
+  // The quick groups alone (the sanitizer build) have 3 (H100 Together ring logs).
+  CHECK(improved >= (wiresim_test::kSanitized ? 3 : 5));
   MESSAGE(improved << " pairs predicted better, " << unchanged << " unchanged");
 }
 
