@@ -22,8 +22,10 @@ std::vector<double> convolve(const std::vector<double>& a, const std::vector<dou
 // that see the same groups are one (the smaller capacity); with at most two left, the
 // expectation is a sum over the shared count of a min of two independent counts (sorted:
 // linear); beyond, the joint counts are enumerated (over 200,000 states: each link's mean).
+// A link with bit i in `dense` is taken alone, E[min(limit, cap[i] / (1 + X_i))], outside the
+// joint min over the others (Shares::phased says why).
 double expected_min_share(const std::vector<std::uint32_t>& masks, const std::vector<std::vector<double>>& pmf,
-                          const std::vector<double>& cap, double limit) {
+                          const std::vector<double>& cap, double limit, std::uint32_t dense = 0) {
   // Merge links by the groups they see; a link no other edge uses only lowers the limit.
   // (Over 64 groups, rare, the links are taken as they are.)
   const bool merged = masks.size() <= 64;
@@ -73,6 +75,42 @@ double expected_min_share(const std::vector<std::uint32_t>& masks, const std::ve
   const std::vector<double>& lc = merged ? merged_cap : cap;
   const std::size_t links = lc.size();
   if (gm.empty()) return std::min(limit, links ? *std::min_element(lc.begin(), lc.end()) : limit);
+  // Dense links alone: each one's own expectation lowers the limit; the others' joint min below
+  // it. (A link no other edge uses was folded into the limit above and is never dense.)
+  std::uint32_t dense_merged = 0;
+  for (std::size_t i = 0; i < cap.size(); ++i)
+    if (dense >> i & 1u) dense_merged |= merged ? 1u << merged_of[i] : 1u << i;
+  if (links >= 2 && dense_merged != 0) {
+    const double own = limit;
+    double below = limit;
+    std::vector<double> rest_cap;
+    std::vector<std::uint32_t> index(links, 0);
+    for (std::size_t i = 0; i < links; ++i) {
+      if (!(dense_merged >> i & 1u)) {
+        index[i] = static_cast<std::uint32_t>(rest_cap.size());
+        rest_cap.push_back(lc[i]);
+        continue;
+      }
+      std::vector<double> count{1.0};
+      for (std::size_t g = 0; g < gm.size(); ++g)
+        if (gm[g] >> i & 1u) count = convolve(count, gp[g]);
+      double expect = 0.0;
+      for (std::size_t x = 0; x < count.size(); ++x) expect += count[x] * std::min(own, lc[i] / (1.0 + x));
+      below = std::min(below, expect);
+    }
+    if (rest_cap.empty()) return below;
+    std::vector<std::uint32_t> rest_masks;
+    std::vector<std::vector<double>> rest_pmf;
+    for (std::size_t g = 0; g < gm.size(); ++g) {
+      std::uint32_t mm = 0;
+      for (std::size_t i = 0; i < links; ++i)
+        if ((gm[g] & ~dense_merged) >> i & 1u) mm |= 1u << index[i];
+      if (mm == 0) continue;
+      rest_masks.push_back(mm);
+      rest_pmf.push_back(gp[g]);
+    }
+    return expected_min_share(rest_masks, rest_pmf, rest_cap, below);   // the scratch above is not used after
+  }
   if (links == 1) {
     double expect = 0.0;
     for (std::size_t x = 0; x < gp[0].size(); ++x) expect += gp[0][x] * std::min(limit, lc[0] / (1.0 + x));
@@ -256,6 +294,20 @@ struct Shares {
   // share duty[j] of the time: E[min over its links l of capacity_l / (1 + X_l)], X_l the
   // number of others sending on l. Others on several of its links count on each (grouped by
   // which of its links they share), so two ends carrying the same edges lose nothing.
+  //
+  // Nothing is redistributed in that min: while an edge is held back at one end, its share of
+  // the other end goes unused. The simulation's max-min hands that share to the link's other
+  // edges, which can take it while they send and are not held back at their own far end (by
+  // symmetry, half of the time). On a dense link, where the chance that none of the others can
+  // take it is under kAbsorbMiss, the link is taken alone, E[capacity_l / (1 + X_l)], outside
+  // the min: alone, that expectation keeps the link busy whenever one of its edges sends (k
+  // edges that each send c and pause o have the period k c / capacity once that exceeds
+  // o + c / capacity). Each GPU's NVLink port in a 2-node H100 tree carries 28 edges (miss
+  // 0.55^27, 1e-7): the simulation's steady period is that port's bytes over its capacity, to
+  // 0.01 %. A NIC between 8 nodes carries 4 (miss 0.17): there the joint min is within 1 % of
+  // the simulation, taken alone 7 % too fast (docs/models.md, "Tree").
+  static constexpr double kAbsorbMiss = 0.01;
+
   std::vector<double> phased(const std::vector<double>& duty) const {
     const std::size_t n = caps.size();
     if (link_off.empty()) {   // each link's edges, built at the first call (the fixed point calls again)
@@ -276,14 +328,18 @@ struct Shares {
       // Its links, as bits of a mask (a route has a handful; past 32 they are not counted).
       const std::uint32_t m = std::min<std::uint32_t>(offsets[e + 1] - offsets[e], 32);
       touched.clear();
+      std::uint32_t dense = 0;
       for (std::uint32_t i = 0; i < m; ++i) {
         const auto l = route_links[offsets[e] + i];
+        double miss = 1.0;   // the chance that no other edge on l can take e's unused share
         for (std::uint32_t k = link_off[l]; k < link_off[l + 1]; ++k) {
           const auto j = link_edges[k];
           if (j == e) continue;
           if (mask_of[j] == 0) touched.push_back(j);
           mask_of[j] |= 1u << i;
+          miss *= 1.0 - std::clamp(duty[j], 0.0, 1.0) / 2.0;
         }
+        if (miss < kAbsorbMiss) dense |= 1u << i;
       }
       // Groups: others by the set of e's links they share; each group's count distribution.
       masks.clear();
@@ -304,7 +360,7 @@ struct Shares {
       }
       cap_l.resize(m);
       for (std::size_t i = 0; i < cap_l.size(); ++i) cap_l[i] = capacity[route_links[offsets[e] + i]];
-      out[e] = expected_min_share(masks, pmf, cap_l, caps[e]) * payload;
+      out[e] = expected_min_share(masks, pmf, cap_l, caps[e], dense) * payload;
     }
     return out;
   }
@@ -337,7 +393,7 @@ std::vector<double> drained_rates(const PlanBuilder& b, const std::vector<Edge>&
 
 double trees_fill(const PlanBuilder& b, const std::vector<TreeShape>& trees, const std::vector<std::uint32_t>& flow_up,
                   const std::vector<std::uint32_t>& flow_down, double bytes, sim::BytesPerSec cap, double reduce,
-                  std::vector<Edge>* edges, double* alone, std::vector<double>* starts) {
+                  std::vector<Edge>* edges, double* alone, std::vector<double>* starts, std::vector<double>* tails) {
   const double o = b.protocol().overhead.count();
   const std::size_t count = trees.size();
   // Each rank's height (hops above its deepest leaf); ranks deepest first.
@@ -407,15 +463,21 @@ double trees_fill(const PlanBuilder& b, const std::vector<TreeShape>& trees, con
       for (int c : tree.children[r]) in[r] = std::max(in[r], in[c] + up[t][c]);
     for (auto it = order[t].rbegin(); it != order[t].rend(); ++it)
       back[*it] = tree.parent[*it] < 0 ? in[*it] : back[tree.parent[*it]] + down[t][*it];
+    // From a rank's part being back to the last of its subtree's (its deepest way down).
+    std::vector<double> below(n, 0.0);
+    for (int r : order[t])
+      for (int c : tree.children[r]) below[r] = std::max(below[r], back[c] - back[r] + below[c]);
     for (int p = 0; p < n; ++p) {
       const auto& kids = tree.children[p];
       for (int r : kids) {
         if (edges) edges->push_back({r, p, flow_up[t] + static_cast<std::uint32_t>(r)});
         if (starts) starts->push_back(in[r]);
+        if (tails) tails->push_back(back[r] - in[r] - up[t][r] + below[r]);
       }
       for (int r : kids) {
         if (edges) edges->push_back({p, r, flow_down[t] + static_cast<std::uint32_t>(r)});
         if (starts) starts->push_back(back[p]);
+        if (tails) tails->push_back(below[r]);
       }
     }
   }
@@ -425,7 +487,58 @@ double trees_fill(const PlanBuilder& b, const std::vector<TreeShape>& trees, con
 double tree_fill(const PlanBuilder& b, const TreeShape& tree, std::uint32_t flow_up, std::uint32_t flow_down,
                  double bytes, sim::BytesPerSec cap, double reduce, std::vector<Edge>* edges, double* alone,
                  std::vector<double>* starts) {
-  return trees_fill(b, {tree}, {flow_up}, {flow_down}, bytes, cap, reduce, edges, alone, starts);
+  return trees_fill(b, {tree}, {flow_up}, {flow_down}, bytes, cap, reduce, edges, alone, starts, nullptr);
+}
+
+double windowed_bound(const PlanBuilder& b, const std::vector<Edge>& edges, const std::vector<double>& start,
+                      const std::vector<double>& tail, sim::BytesPerSec cap, double bytes, double total) {
+  const Shares shares(b, edges, cap);
+  const double o = b.protocol().overhead.count();
+  const double wire = bytes / shares.payload;
+  // Each link's edges: their windows and how fast each can send alone (a chunk per o + c / r).
+  std::vector<std::vector<std::size_t>> on(shares.capacity.size());
+  for (std::size_t e = 0; e < edges.size(); ++e)
+    for (std::uint32_t i = shares.offsets[e]; i < shares.offsets[e + 1]; ++i) on[shares.route_links[i]].push_back(e);
+  double bound = 0.0;
+  std::vector<std::pair<double, double>> events;   // (time, change of the edges' summed rate)
+  for (std::size_t l = 0; l < on.size(); ++l) {
+    const auto& list = on[l];
+    const double capacity = shares.capacity[l];
+    const double work = total / shares.payload * static_cast<double>(list.size());
+    double most = 0.0;   // the edges' summed rate alone
+    for (auto e : list) most += wire / (o + bytes / shares.alone(e));
+    // A link its edges cannot fill, even all at once, bounds nothing here that the edges'
+    // own pace (the fill and spacing) does not.
+    if (list.size() < 2 || most <= capacity) continue;
+    // What the link can carry by T: the integral of min(capacity, the summed rate of the edges
+    // whose window [start, T - tail] holds t).
+    const auto carried = [&](double T) {
+      events.clear();
+      for (auto e : list) {
+        const double from = start[e], to = T - tail[e];
+        if (to <= from) continue;
+        const double rate = wire / (o + bytes / shares.alone(e));
+        events.push_back({from, rate});
+        events.push_back({to, -rate});
+      }
+      std::sort(events.begin(), events.end());
+      double sum = 0.0, rate = 0.0, last = 0.0;
+      for (const auto& [t, change] : events) {
+        sum += std::min(capacity, rate) * (t - last);
+        rate += change;
+        last = t;
+      }
+      return sum;
+    };
+    double lo = work / capacity, hi = lo;
+    while (carried(hi) < work) hi *= 2.0;
+    for (int i = 0; i < 60 && hi - lo > 1e-12; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      (carried(mid) < work ? lo : hi) = mid;
+    }
+    bound = std::max(bound, hi);
+  }
+  return bound;
 }
 
 double staggered_spacing(const PlanBuilder& b, const std::vector<Edge>& edges, const std::vector<double>& start,

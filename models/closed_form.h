@@ -38,7 +38,10 @@ enum class Sharing {
   // min over its links l of capacity_l / (1 + X_l), X_l the others sending on l, each
   // sending the share duty[j] of the time (an edge on several of its links counts on each).
   // Nothing is redistributed: an edge held back at one end leaves its share of the other end
-  // unused, as a tree edge between two NICs that each carry four different edges. Where the
+  // unused, as a tree edge between two NICs that each carry four different edges. A dense
+  // link, where the chance that none of its other edges could take that share (each sending
+  // and free at its far end, f/2) is under 1 %, is taken alone outside the min: its edges
+  // absorb one another's pauses, as a GPU's NVLink port carrying 28 tree edges does. Where the
   // joint counts have over 200,000 states, each link's mean count instead.
   independent,
 };
@@ -92,9 +95,21 @@ double tree_fill(const PlanBuilder& b, const TreeShape& tree, std::uint32_t flow
 // one height (hops above their deepest leaf), and its down sends into ranks of one depth. Per
 // tree, its edges (up then down, parent by parent, as tree_fill) and their first-chunk times
 // are appended to `edges` and `starts` when given.
+// `tails`, when given, gets for each edge the least time from its first chunk's send to the end
+// of that chunk's way: the way up (for an up edge) and back down to its deepest leaf.
 double trees_fill(const PlanBuilder& b, const std::vector<TreeShape>& trees, const std::vector<std::uint32_t>& flow_up,
                   const std::vector<std::uint32_t>& flow_down, double bytes, sim::BytesPerSec cap, double reduce,
-                  std::vector<Edge>* edges, double* alone, std::vector<double>* starts);
+                  std::vector<Edge>* edges, double* alone, std::vector<double>* starts,
+                  std::vector<double>* tails = nullptr);
+
+// A pipeline of chunks of `bytes` (`total` in all) over `edges` can end no sooner than this (s):
+// each link carries `total` per edge on it, at most its capacity at any time, and no more
+// than its edges can send alone (one chunk per o + bytes / rate each) while they send. An edge
+// sends from start[e] (its first chunk's arrival) until tail[e] before the end (the rest of
+// its last chunk's way, at least as long as the first chunk's alone). A link its edges cannot
+// fill even all at once is skipped.
+double windowed_bound(const PlanBuilder& b, const std::vector<Edge>& edges, const std::vector<double>& start,
+                      const std::vector<double>& tail, sim::BytesPerSec cap, double bytes, double total);
 
 // A pipeline's chunks after its first (`later` of them), where the first chunk reaches each
 // edge at start[e] and the edges share links: the time (s) from the first chunk's passage to

@@ -81,6 +81,9 @@ std::string_view to_string(PathType t);
 class Machine {
  public:
   Machine(const topo::LinkGraph& graph, const Params& params, Transports transports = {});
+  // The machine keeps references to both: a temporary would dangle.
+  Machine(topo::LinkGraph&&, const Params&, Transports = {}) = delete;
+  Machine(const topo::LinkGraph&, Params&&, Transports = {}) = delete;
 
   const topo::LinkGraph& graph() const { return graph_; }
   const topo::Router& router() const { return router_; }

@@ -9,15 +9,19 @@
 // broadcast back down; chunks pipeline.
 // Buffer slots are not modelled for trees: the chunk pipeline is bounded by program order.
 //
-// Closed form: base + fill + the L − 1 later chunks. The fill is the first chunk's slowest way
-// up and back down, hop by hop at the full link rates. A later chunk follows the one before by
-// a hop (o + c/r) until the links fill up, then by the steady period (o + c/r_shared, every GPU
-// sending up and down at once, the edges pausing independently: closed_form.h,
-// Sharing::independent). Where the links fill up: at each link, the first chunk's way up
-// reaches its up edges and its way back down its down edges; once all have started the link
-// passes the rest at its own period; the slowest link paces the chunks (closed_form.h,
-// staggered_spacing). Within 7% of the simulation on one node; across nodes (Simple; 16 MiB,
-// 1 GiB) −0.7/+1.2% on 2 nodes, −0.2/+0.7% on 8, at most 5.2% between (docs/models.md).
+// Closed form: base + the later of two ends. Paced: the fill + the L − 1 later chunks. The fill
+// is the first chunk's slowest way up and back down, hop by hop at the full link rates. A later
+// chunk follows the one before by a hop (o + c/r) until the links fill up, then by the steady
+// period (o + c/r_shared, every GPU sending up and down at once, the edges pausing
+// independently, a link with many edges taken alone: closed_form.h, Sharing::independent).
+// Where the links fill up: at each link, the first chunk's way up reaches its up edges and its
+// way back down its down edges; once all have started the link passes the rest at its own
+// period; the slowest link paces the chunks (closed_form.h, staggered_spacing). Carried: no
+// link moves its bytes faster than its capacity while its edges send, from the first chunk's
+// arrival to the last chunk's way on (closed_form.h, windowed_bound): what ends a 2-node H100
+// tree, whose NVLink ports fill over its first 250 µs and empty over its last. Within 7% of
+// the simulation on one node; across nodes (Simple; 16 MiB, 1 GiB) −0.7/−0.5% on 2 nodes,
+// −0.2/+0.7% on 8, at most 5.0% between (docs/models.md).
 #include <algorithm>
 #include <cmath>
 
@@ -212,8 +216,9 @@ Estimate tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
     flow_up.push_back(static_cast<std::uint32_t>(tree * 2 * n));
     flow_down.push_back(flow_up.back() + static_cast<std::uint32_t>(n));
   }
+  std::vector<double> tails;
   const double fill = trees_fill(b, shapes, flow_up, flow_down, c.count(), cap, b.reduction_time(c).count(), &edges,
-                                 &full, &starts);
+                                 &full, &starts, &tails);
   // In the steady state every edge sends one chunk per period of the slowest and pauses for the
   // rest (overhead, waiting), independently of the others on its links (duty_shared_rates).
   const auto shared = duty_shared_rates(b, edges, cap, c.count(), std::vector<double>(edges.size(), o),
@@ -222,8 +227,12 @@ Estimate tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   // Once the first chunk's way down reaches a link, the link carries up and down sends at
   // once: chunks before go a hop apart, later ones a steady period (staggered_spacing).
   const double hop = o + c.count() / full;
-  t += fill + staggered_spacing(b, edges, starts, shared, cap, c.count(), o, hop, o + c.count() / rate, loops - 1);
-  formula = fmt::format("base + fill (leaf-root-leaf, hop by hop) + (L - 1) chunks a hop apart, then a period apart once the links fill, D = {}, L = {}",
+  const double paced = fill + staggered_spacing(b, edges, starts, shared, cap, c.count(), o, hop, o + c.count() / rate, loops - 1);
+  // No link carries its bytes faster than its capacity while its edges send (each from its
+  // first chunk's arrival until the rest of its last chunk's way): the ramps at both ends.
+  const double carried = windowed_bound(b, edges, starts, tails, cap, c.count(), share.count());
+  t += std::max(paced, carried);
+  formula = fmt::format("base + max(fill (leaf-root-leaf, hop by hop) + (L - 1) chunks a hop apart, then a period apart once the links fill; each link's bytes while its edges send), D = {}, L = {}",
                         depth, loops);
   return {sim::Seconds{t}, formula};
 }

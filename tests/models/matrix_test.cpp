@@ -37,7 +37,8 @@ TEST_CASE("a hot destination bounds a skewed all_to_all") {
 
 TEST_CASE("a traffic matrix of the wrong shape or for another collective is refused") {
   const topo::LinkGraph g = testing::crossbar(4, sim::BytesPerSec{100e9});
-  const Machine m(g, testing::plain_params(true));
+  const Params params = testing::plain_params(true);
+  const Machine m(g, params);
   Problem p{Collective::all_to_all, sim::Bytes{1e6}, g.gpus(), 0};
   p.matrix.assign(9, 1.0);
   CHECK(why_not(m, p, Algorithm::direct, Protocol::simple)->find("3 x") == std::string::npos);

@@ -175,6 +175,40 @@ TEST_CASE("across nodes the tree's closed form is within 2% of the simulation at
   }
 }
 
+TEST_CASE("the tree on 2 H100 nodes runs at its NVLink ports' bytes, and its closed form is within 1% at 16 MiB and 1 GiB on 2 and 8 nodes") {
+  // Per rail pair, each GPU heads two trees' chains (its NIC takes the way up, one NVLink send
+  // down), ends two (one send up) and is inside the other 2R - 4 (one up, one down): 4R - 4
+  // sends of S / 2R, 1.75 S a port for R = 8 rails. Its 28 edges absorb one another's pauses:
+  // on 2 nodes, where the NICs carry 2 edges each, the simulation's period is that port's
+  // bytes over its capacity, and the closed form takes such a dense link alone
+  // (closed_form.cpp, Shares::phased). Sizes: the 512 MiB-1 GiB slope is 64 chunks of 512 KiB
+  // a tree; the whole runs also bound the closed form from below by what each link can carry
+  // while its edges send (windowed_bound).
+  for (const int nodes : {2, 8}) {
+    CAPTURE(nodes);
+    const topo::LinkGraph g = cluster(nodes);
+    const Machine m(g, default_params());
+    const double port = m.links()[m.nvls_port(g.gpus()[0])->up].capacity.count();
+    const Choice c{Algorithm::tree, Protocol::simple, m.arch().channels};
+    const auto time = [&](double bytes, Method method) {
+      const Problem p{Collective::all_reduce, sim::Bytes{bytes}, {g.gpus().begin(), g.gpus().end()}, 0};
+      return run_collective(m, p, c, method).time.count();
+    };
+    const double gib = 1024.0 * (1 << 20);
+    for (const double size : {16.0 * (1 << 20), gib}) {
+      CAPTURE(size);
+      const double sim = time(size, Method::simulate);
+      CHECK(sim >= 1.75 * size / port);
+      CHECK(time(size, Method::analytic) == rel_approx(sim).epsilon(0.01));
+    }
+    if (nodes != 2) continue;
+    const double half = gib / 2;
+    const double slope = 1.75 * half / port;
+    CHECK(time(gib, Method::simulate) - time(half, Method::simulate) == rel_approx(slope).epsilon(1e-3));
+    CHECK(time(gib, Method::analytic) - time(half, Method::analytic) == rel_approx(slope).epsilon(0.01));
+  }
+}
+
 TEST_CASE("on an xGMI mesh each rail's tree chain takes its own mesh cycle: 2 MI300X nodes") {
   // In rank order every rail's chain took the same seven links of a node's mesh, 14 trees
   // sharing them: the tree moved 105 GB/s busbw at 1 GiB against the ring's 348, and the
@@ -297,4 +331,62 @@ TEST_CASE("edges that pause independently share links by the expected min over t
   const auto same = shared_rates(b, {{0, 1, 1}, {0, 1, 4}}, sim::BytesPerSec::unlimited(), {0.5, 0.5},
                                  Sharing::independent);
   CHECK(same[0] == rel_approx(0.75 * kRate).epsilon(1e-9));
+}
+
+TEST_CASE("a link whose pauses others absorb is shared as if alone: E[capacity / (1 + X)], X ~ Bin(k, f)") {
+  // Edge a = 0 -> 1 shares GPU 0's up link with k edges to other GPUs and GPU 1's down link with
+  // k edges from other GPUs, all sending a share f = 0.8 of the time. The chance that none of a
+  // link's others can take a's unused share (sending and not held back elsewhere, half of the
+  // time) is (1 - f / 2)^k = 0.6^k: under 1 % from k = 10 (0.6^9 = 1.01 %, 0.6^10 = 0.60 %).
+  // Alone, E[1 / (1 + X)] = (1 - (1 - f)^(k + 1)) / ((k + 1) f); with k = 10 both ends give
+  // 100 GB/s x (1 - 0.2^11) / 8.8. With k = 9 the ends are taken jointly: the expectation of
+  // the smaller share, below either end's own.
+  constexpr double kRate = 100e9;
+  constexpr double f = 0.8;
+  for (const int k : {9, 10}) {
+    CAPTURE(k);
+    const topo::LinkGraph g = testing::crossbar(2 + 2 * k, sim::BytesPerSec{kRate});
+    const Params params = testing::plain_params(true);   // the machine keeps a reference
+    const Machine m(g, params);
+    const Problem p{Collective::all_reduce, sim::Bytes{1 << 20}, g.gpus(), 0};
+    Plan plan;
+    PlanBuilder b(m, p, Choice{Algorithm::ring, Protocol::simple, 1}, plan);
+    std::vector<Edge> edges{{0, 1, 0}};
+    for (int i = 0; i < k; ++i) {
+      edges.push_back({0, 2 + i, static_cast<std::uint32_t>(1 + i)});
+      edges.push_back({2 + k + i, 1, static_cast<std::uint32_t>(1 + k + i)});
+    }
+    const auto rates = shared_rates(b, edges, sim::BytesPerSec::unlimited(), std::vector<double>(edges.size(), f),
+                                    Sharing::independent);
+    const double alone = kRate * (1 - std::pow(1 - f, k + 1)) / ((k + 1) * f);
+    if (k == 10) CHECK(rates[0] == rel_approx(alone).epsilon(1e-9));
+    else CHECK(rates[0] < 0.99 * alone);
+  }
+}
+
+TEST_CASE("windowed_bound: a link's bytes over the time its edges can send, ramps included") {
+  // Eight edges out of GPU 0 (a 100 GB/s up link), each capped at 25 GB/s and moving 1 MB,
+  // starting 10 us apart. Four fill the link: until 30 us it carries 10 us x (25 + 50 + 75)
+  // GB/s = 1.5 MB, then 100 GB/s: 8 MB ends at 30 + 6.5 MB / 100 GB/s = 95 us. With each edge
+  // stopping (7 - i) x 10 us before the end, the end mirrors the start: 1.5 + 1.5 MB in the
+  // ramps, 5 MB at 100 GB/s between 30 us and T - 30 us: T = 110 us. One edge alone cannot fill
+  // the link: no bound.
+  constexpr double kRate = 100e9;
+  const topo::LinkGraph g = testing::crossbar(9, sim::BytesPerSec{kRate});
+  const Params params = testing::plain_params(true);   // the machine keeps a reference
+  const Machine m(g, params);
+  const Problem p{Collective::all_reduce, sim::Bytes{1 << 20}, g.gpus(), 0};
+  Plan plan;
+  PlanBuilder b(m, p, Choice{Algorithm::ring, Protocol::simple, 1}, plan);
+  std::vector<Edge> edges;
+  std::vector<double> start, none(8, 0.0), mirror;
+  for (int i = 0; i < 8; ++i) {
+    edges.push_back({0, 1 + i, static_cast<std::uint32_t>(i), sim::BytesPerSec{25e9}});
+    start.push_back(i * 10e-6);
+    mirror.push_back((7 - i) * 10e-6);
+  }
+  const auto unlimited = sim::BytesPerSec::unlimited();
+  CHECK(windowed_bound(b, edges, start, none, unlimited, 1e5, 1e6) == rel_approx(95e-6).epsilon(1e-6));
+  CHECK(windowed_bound(b, edges, start, mirror, unlimited, 1e5, 1e6) == rel_approx(110e-6).epsilon(1e-6));
+  CHECK(windowed_bound(b, {edges[0]}, {0.0}, {0.0}, unlimited, 1e5, 1e6) == 0.0);
 }
