@@ -9,6 +9,13 @@ namespace wiresim::models {
 
 namespace {
 
+// E[min(limit, cap / (1 + X))], X distributed as `count`: one link's share on its own.
+double link_alone_share(const std::vector<double>& count, double cap, double limit) {
+  double expect = 0.0;
+  for (std::size_t x = 0; x < count.size(); ++x) expect += count[x] * std::min(limit, cap / (1.0 + x));
+  return expect;
+}
+
 // Poisson-binomial sum of two independent counts.
 std::vector<double> convolve(const std::vector<double>& a, const std::vector<double>& b) {
   std::vector<double> out(a.size() + b.size() - 1, 0.0);
@@ -94,9 +101,7 @@ double expected_min_share(const std::vector<std::uint32_t>& masks, const std::ve
       std::vector<double> count{1.0};
       for (std::size_t g = 0; g < gm.size(); ++g)
         if (gm[g] >> i & 1u) count = convolve(count, gp[g]);
-      double expect = 0.0;
-      for (std::size_t x = 0; x < count.size(); ++x) expect += count[x] * std::min(own, lc[i] / (1.0 + x));
-      below = std::min(below, expect);
+      below = std::min(below, link_alone_share(count, lc[i], own));
     }
     if (rest_cap.empty()) return below;
     std::vector<std::uint32_t> rest_masks;
@@ -111,11 +116,7 @@ double expected_min_share(const std::vector<std::uint32_t>& masks, const std::ve
     }
     return expected_min_share(rest_masks, rest_pmf, rest_cap, below);   // the scratch above is not used after
   }
-  if (links == 1) {
-    double expect = 0.0;
-    for (std::size_t x = 0; x < gp[0].size(); ++x) expect += gp[0][x] * std::min(limit, lc[0] / (1.0 + x));
-    return expect;
-  }
+  if (links == 1) return link_alone_share(gp[0], lc[0], limit);
   if (links == 2) {
     static const std::vector<double> none{1.0};
     const std::vector<double>*a = &none, *b = &none, *ab = &none;
@@ -497,8 +498,11 @@ double windowed_bound(const PlanBuilder& b, const std::vector<Edge>& edges, cons
   const double wire = bytes / shares.payload;
   // Each link's edges: their windows and how fast each can send alone (a chunk per o + c / r).
   std::vector<std::vector<std::size_t>> on(shares.capacity.size());
-  for (std::size_t e = 0; e < edges.size(); ++e)
+  std::vector<double> rate_of(edges.size());
+  for (std::size_t e = 0; e < edges.size(); ++e) {
+    rate_of[e] = wire / (o + bytes / shares.alone(e));
     for (std::uint32_t i = shares.offsets[e]; i < shares.offsets[e + 1]; ++i) on[shares.route_links[i]].push_back(e);
+  }
   double bound = 0.0;
   std::vector<std::pair<double, double>> events;   // (time, change of the edges' summed rate)
   for (std::size_t l = 0; l < on.size(); ++l) {
@@ -506,7 +510,7 @@ double windowed_bound(const PlanBuilder& b, const std::vector<Edge>& edges, cons
     const double capacity = shares.capacity[l];
     const double work = total / shares.payload * static_cast<double>(list.size());
     double most = 0.0;   // the edges' summed rate alone
-    for (auto e : list) most += wire / (o + bytes / shares.alone(e));
+    for (auto e : list) most += rate_of[e];
     // A link its edges cannot fill, even all at once, bounds nothing here that the edges'
     // own pace (the fill and spacing) does not.
     if (list.size() < 2 || most <= capacity) continue;
@@ -517,9 +521,8 @@ double windowed_bound(const PlanBuilder& b, const std::vector<Edge>& edges, cons
       for (auto e : list) {
         const double from = start[e], to = T - tail[e];
         if (to <= from) continue;
-        const double rate = wire / (o + bytes / shares.alone(e));
-        events.push_back({from, rate});
-        events.push_back({to, -rate});
+        events.push_back({from, rate_of[e]});
+        events.push_back({to, -rate_of[e]});
       }
       std::sort(events.begin(), events.end());
       double sum = 0.0, rate = 0.0, last = 0.0;
