@@ -4,6 +4,8 @@
 // k c / B + k λ: the same. docs/scale.md measures what it costs elsewhere.
 #include "models/plan.h"
 
+#include <algorithm>
+
 namespace wiresim::models {
 
 PlanBuilder::Sent PlanBuilder::send_merged(int from, int to, sim::Bytes payload, int merged, int reductions,
@@ -16,6 +18,22 @@ PlanBuilder::Sent PlanBuilder::send_merged(int from, int to, sim::Bytes payload,
   const sim::Seconds extra = hop(from, to, flow).step_latency * static_cast<double>(merged - 1) +
                              reduction_time(piece) * static_cast<double>(reductions);
   return send(from, to, payload, deps, flow, label, cap, false, extra, merged);
+}
+
+PlanBuilder::Sent PlanBuilder::send_through(int from, int to, sim::Bytes payload, int merged, int reductions,
+                                            std::initializer_list<sim::NodeId> deps, const Sent& forwarded,
+                                            std::uint32_t flow, sim::LabelId label, sim::BytesPerSec cap) {
+  merged = std::max(1, merged);
+  const Hop& h = hop(from, to, flow);
+  const sim::Seconds latency = h.step_latency;
+  const sim::NodeId start = delay(protocol().overhead * static_cast<double>(merged), deps, label, from);
+  depend(h.net ? forwarded.arrival : forwarded.head, start);
+  const sim::Bytes piece = payload / static_cast<double>(merged);
+  const sim::Seconds extra = latency * static_cast<double>(merged - 1) + reduction_time(piece) * static_cast<double>(reductions);
+  Sent sent = transfer(from, to, payload, {start}, flow, label, cap, false, extra, sim::Seconds{0.0});
+  depend(forwarded.arrival, sent.arrival);
+  sent.head = delay(latency, {start}, label, to);
+  return sent;
 }
 
 }  // namespace wiresim::models

@@ -635,11 +635,14 @@ std::pair<double, double> switch_ports(const Machine& machine, const std::vector
 }
 
 double ring_pass_time(const PlanBuilder& b, Collective op, int n, const std::vector<double>& rate,
-                      const std::vector<double>& latency, sim::Bytes block, sim::Bytes chunk, int slots) {
+                      const std::vector<double>& latency, const std::vector<bool>& whole, sim::Bytes block,
+                      sim::Bytes chunk, int slots) {
   const int steps = op == Collective::all_reduce ? 2 * (n - 1) : n - 1;
   const int loops = chunk_count(block, chunk);
   const double overhead = b.protocol().overhead.count();
+  const bool through = b.protocol().cut_through;   // PlanBuilder::send_through
   std::vector<double> send_end(n, 0.0), loop_end(n, 0.0), arrive_in(n, 0.0), next_arrive(n, 0.0);
+  std::vector<double> head_in(n, 0.0), next_head(n, 0.0);
   std::vector<std::vector<double>> consumed(n, std::vector<double>(slots, 0.0));
   for (int k = 0; k < loops; ++k) {
     const sim::Bytes c = chunk_size(block, chunk, k);
@@ -648,16 +651,19 @@ double ring_pass_time(const PlanBuilder& b, Collective op, int n, const std::vec
       const bool reducing = op == Collective::reduce_scatter || (op == Collective::all_reduce && s < n - 1);
       const double reduction = reducing ? b.reduction_time(c).count() : 0.0;
       for (int p = 0; p < n; ++p) {
-        const double data = s == 0 ? loop_end[p] : arrive_in[p];
+        const double data = s == 0 ? loop_end[p] : through && !whole[p] ? head_in[p] : arrive_in[p];
         const double slot = j >= slots ? consumed[p][j % slots] : 0.0;
-        const double end = std::max({send_end[p], data, slot}) + overhead + c.count() / rate[p];
-        const double arrival = end + latency[p] + reduction;
+        const double start = std::max({send_end[p], data, slot}) + overhead;
+        const double end = start + c.count() / rate[p];
+        const double arrival = std::max(end, through && s > 0 ? arrive_in[p] : 0.0) + latency[p] + reduction;
         send_end[p] = end;
         next_arrive[(p + 1) % n] = arrival;
+        next_head[(p + 1) % n] = start + latency[p];
         if (s > 0) consumed[(p + n - 1) % n][(j - 1) % slots] = end;
         if (s == steps - 1) consumed[p][j % slots] = arrival;
       }
       std::swap(arrive_in, next_arrive);
+      std::swap(head_in, next_head);
     }
     loop_end = arrive_in;
   }
@@ -689,8 +695,14 @@ double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vec
     std::vector<int> group;
     for (std::size_t r = 0; r < orders.size(); ++r)
       for (std::size_t p = 0; p < orders[r].size(); ++p) group.push_back(static_cast<int>(r));
-    for (std::size_t e = 0; e < edges.size(); ++e) pause.push_back(b.protocol().overhead.count() + latency[e]);
-    rates = duty_shared_rates(b, edges, cap, block.count() / loops, pause, group);
+    // Forwarding as it receives, a ring's step takes overhead + max(c / r, step latency): the
+    // latency is a floor under the period, not a pause after the bytes.
+    const bool through = b.protocol().cut_through;
+    const double floor = through ? b.protocol().overhead.count() + *std::max_element(latency.begin(), latency.end()) : 0.0;
+    for (std::size_t e = 0; e < edges.size(); ++e)
+      pause.push_back(b.protocol().overhead.count() +
+                      (through && !b.whole_steps(edges[e].from, edges[e].to) ? 0.0 : latency[e]));
+    rates = duty_shared_rates(b, edges, cap, block.count() / loops, pause, group, Sharing::mean_concurrency, floor);
   } else {
     rates = shared_rates(b, edges, cap);
   }
@@ -705,21 +717,46 @@ double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vec
       const int m = static_cast<int>(order.size());
       const std::vector<double> r(rates.begin() + first, rates.begin() + first + m);
       const std::vector<double> l(latency.begin() + first, latency.begin() + first + m);
-      t = std::max(t, ring_pass_time(b, op, m, r, l, block, chunk, slots));
+      std::vector<bool> w;
+      for (int p = 0; p < m; ++p) w.push_back(b.whole_steps(order[p], order[(p + 1) % m]));
+      t = std::max(t, ring_pass_time(b, op, m, r, l, w, block, chunk, slots));
       first += m;
     }
     return t;
   }
+  const double overhead = b.protocol().overhead.count();
   double t = 0.0;
   for (int k = 0; k < loops; ++k) {
     const sim::Bytes c = chunk_size(block, chunk, k);
-    double step = 0.0;
-    for (std::size_t e = 0; e < edges.size(); ++e)
-      step = std::max(step, b.protocol().overhead.count() + c.count() / rates[e] + latency[e]);
-    for (int s = 0; s < steps; ++s) {
+    const auto reduction = [&](int s) {
       const bool reducing = op == Collective::reduce_scatter || (op == Collective::all_reduce && s < n - 1);
-      t += step + (reducing ? b.reduction_time(c).count() : 0.0);
+      return reducing ? b.reduction_time(c).count() : 0.0;
+    };
+    if (!b.protocol().cut_through) {
+      double step = 0.0;
+      for (std::size_t e = 0; e < edges.size(); ++e) step = std::max(step, overhead + c.count() / rates[e] + latency[e]);
+      for (int s = 0; s < steps; ++s) t += step + reduction(s);
+      continue;
     }
+    // Forwarding as it receives (PlanBuilder::send_through), every rank alike: a step's bytes
+    // start once the rank's previous send has left and the first lines of what it forwards
+    // have arrived (a step latency after they left the previous rank), after the overhead;
+    // its data arrives a latency after its bytes have left and after the data it forwards.
+    // Across the network a step waits for the whole forwarded data (PlanBuilder::whole_steps).
+    double bytes = 0.0, lambda = 0.0;
+    bool whole = false;
+    for (std::size_t e = 0; e < edges.size(); ++e) {
+      bytes = std::max(bytes, c.count() / rates[e]);
+      lambda = std::max(lambda, latency[e]);
+      whole = whole || b.whole_steps(edges[e].from, edges[e].to);
+    }
+    double start = t + overhead, end = start + bytes, arrival = end + lambda + reduction(0);
+    for (int s = 1; s < steps; ++s) {
+      start = std::max(end, whole ? arrival : start + lambda) + overhead;
+      end = start + bytes;
+      arrival = std::max(end, arrival) + lambda + reduction(s);
+    }
+    t = arrival;
   }
   return t;
 }

@@ -143,10 +143,13 @@ double nvls_period(int g, double part_time, double tau, double d);
 // and SHM hops on a PCIe box, NVLink and NIC hops across nodes): each send starts once the
 // connection's previous send has left, its data has arrived (step 0 of a loop: the rank's
 // previous loop has ended) and a buffer slot is free; it ends after c / rate and arrives a
-// step latency (plus the reduction) later. The time (s) is the latest rank's. Costs
-// loops x steps x n per ring.
+// step latency (plus the reduction) later. Under a cut-through protocol (PlanBuilder::
+// send_through) a send waits for the head of its data, not its arrival, unless whole[p] (the
+// hop crosses the network), and its data arrives no earlier than the data it forwards. The
+// time (s) is the latest rank's. Costs loops x steps x n per ring.
 double ring_pass_time(const PlanBuilder& b, Collective op, int n, const std::vector<double>& rate,
-                      const std::vector<double>& latency, sim::Bytes block, sim::Bytes chunk, int slots);
+                      const std::vector<double>& latency, const std::vector<bool>& whole, sim::Bytes block,
+                      sim::Bytes chunk, int slots);
 
 // A ring all_reduce/all_gather/reduce_scatter over `orders` (one ring each, sharing links), in
 // seconds. Rings whose hops are all alike run in lock step — every step takes the slowest

@@ -103,9 +103,11 @@ double hierarchical_plan_size(const Machine& machine, const Problem& problem, co
     const double loops = pipeline_units(bytes, ring_chunk(machine, choice, op, channels));
     return ring_pass_sends(ranks, loops, std::max(1.0, steps), choice.aggregation);
   };
-  return nodes * (pass(Collective::reduce_scatter, g, block, choice.channels) +
-                  pass(Collective::all_gather, g, block, choice.channels)) +
-         g * pass(Collective::all_reduce, nodes, block / nodes, std::max(1, choice.channels / static_cast<int>(g)));
+  const double per_send = ring_send_weight(machine.params().protocol(choice.protocol));
+  return per_send * (nodes * (pass(Collective::reduce_scatter, g, block, choice.channels) +
+                              pass(Collective::all_gather, g, block, choice.channels)) +
+                     g * pass(Collective::all_reduce, nodes, block / nodes,
+                              std::max(1, choice.channels / static_cast<int>(g))));
 }
 
 }  // namespace

@@ -31,6 +31,11 @@ struct ProtocolParams {
   // writes and polls of one step): paid by the sender before the bytes flow, so a channel's
   // consecutive sends cannot overlap it, and small chunks lose more of the bandwidth.
   sim::Seconds overhead{0.0};
+  // Whether a rank forwards data as it lands rather than once the whole step has arrived:
+  // LL and LL128 flag every 8-byte or 128-byte line, so the next rank reduces and sends each
+  // line as soon as its flag is set (NCCL src/device/prims_ll128.h, recvReduceSendCopy);
+  // Simple waits for a whole step. See PlanBuilder::send_through.
+  bool cut_through = false;
 };
 
 struct LatencyRow {

@@ -203,6 +203,10 @@ sim::BytesPerSec PlanBuilder::p2p_cap(int from, int to, double channels) const {
   return bw * (channels * protocol().payload);
 }
 
+bool PlanBuilder::whole_steps(int from, int to) const {
+  return machine_.tier_class(route(from, to, 0)) == TierClass::net;
+}
+
 void PlanBuilder::depend(sim::NodeId before, sim::NodeId after) {
   if (before != kNoNode) plan_.dag.add_dependency(before, after);
 }
@@ -226,6 +230,7 @@ const PlanBuilder::Hop& PlanBuilder::hop(int from, int to, std::uint32_t flow) {
   h.staged = machine_.staged(gpu(from), gpu(to));
   h.stream = machine_.stream_cap(gpu(from), gpu(to));
   h.nvlink = machine_.tier_class(route(from, to, flow)) == TierClass::nvlink;
+  h.net = machine_.tier_class(route(from, to, flow)) == TierClass::net;
   last = *hops_.emplace(key, h).first;
   return last.second;
 }

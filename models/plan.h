@@ -126,6 +126,7 @@ class PlanBuilder {
   struct Sent {
     sim::NodeId transfer;
     sim::NodeId arrival;
+    sim::NodeId head = kNoNode;   // send_through: its first lines at the receiver
   };
   // `payload` bytes from rank `from` to rank `to` (indices into problem.ranks), after `deps`
   // (kNoNode entries are skipped). Wire bytes = payload / protocol payload efficiency
@@ -151,6 +152,21 @@ class PlanBuilder {
   Sent send_merged(int from, int to, sim::Bytes payload, int merged, int reductions,
                    std::initializer_list<sim::NodeId> deps, std::uint32_t flow, sim::LabelId label,
                    sim::BytesPerSec cap);
+  // send_merged for a protocol that forwards as it receives (ProtocolParams::cut_through),
+  // `forwarded` being the send whose data this one passes on (all kNoNode: none). The sender
+  // pays its overhead after `deps` and after the forwarded send's head (Sent::head: its first
+  // lines here, a step latency after its bytes began), so consecutive hops overlap; then its
+  // bytes flow. Its data arrives a step latency after its bytes have left and no earlier than
+  // the forwarded data, plus the merged latencies and reductions as send_merged's. Across the
+  // network (whole_steps) the proxy posts a step to the NIC only once all its lines are in
+  // the buffer (src/transport/net.cc, sendProxyProgress): such a send waits for the forwarded
+  // arrival instead. Four DAG nodes: start, transfer, arrival, head.
+  Sent send_through(int from, int to, sim::Bytes payload, int merged, int reductions,
+                    std::initializer_list<sim::NodeId> deps, const Sent& forwarded, std::uint32_t flow,
+                    sim::LabelId label, sim::BytesPerSec cap);
+  // Whether a send from `from` to `to` moves whole steps even under a cut-through protocol:
+  // it crosses the network, through the proxy (send_through).
+  bool whole_steps(int from, int to) const;
   sim::NodeId delay(sim::Seconds d, std::initializer_list<sim::NodeId> deps, sim::LabelId label, int track);
   void depend(sim::NodeId before, sim::NodeId after);
 
@@ -202,6 +218,7 @@ class PlanBuilder {
     bool staged = false;
     sim::BytesPerSec stream = sim::BytesPerSec::unlimited();
     bool nvlink = false;   // the route's tier class is NVLink (ring/tree channel caps apply)
+    bool net = false;      // the route crosses the network (whole_steps)
   };
   struct HopKey {
     int from, to;
@@ -258,6 +275,9 @@ std::vector<sim::NodeId> build_ring_pass(PlanBuilder& b, const RingPass& pass, i
 // The sends build_ring_pass makes for n ranks, `loops` chunks and `steps` steps per chunk,
 // after Choice::aggregation (chunks merge first, then steps).
 double ring_pass_sends(double n, double loops, double steps, int aggregation);
+// What one ring or chain send weighs in a plan-size estimate (models/limits.h counts two DAG
+// nodes a send): 2 under a cut-through protocol, whose sends are four nodes (send_through).
+inline double ring_send_weight(const ProtocolParams& protocol) { return protocol.cut_through ? 2.0 : 1.0; }
 
 // NCCL's tree: inside each node the chain by_node[k] (head first), between nodes NCCL's
 // double binary tree of the chains' heads over the node positions (which = 0: the in-order

@@ -43,16 +43,22 @@ void build_chain(PlanBuilder& b, Plan& plan, const std::vector<int>& order, bool
   const sim::BytesPerSec cap = b.protocol_cap();
   // prev_send[i]: hop i's last transfer; arrivals[i]: arrival of the current chunk over hop i;
   // consumed[i][k % slots]: node at the receiver of hop i that frees the buffer of chunk k.
+  const bool through = b.protocol().cut_through;   // forward as it lands (send_through)
   std::vector<sim::NodeId> prev_send(hops, b.launch());
-  std::vector<sim::NodeId> arrival(hops, kNoNode);
+  std::vector<sim::NodeId> arrival(hops, kNoNode), head(hops, kNoNode);
   std::vector<std::vector<sim::NodeId>> consumed(hops, std::vector<sim::NodeId>(slots, kNoNode));
   for (int k = 0; k < loops; ++k) {
     const sim::Bytes c = chunk_size(total, chunk, k);
     for (int i = 0; i < hops; ++i) {
-      const sim::NodeId data = i > 0 ? arrival[i - 1] : kNoNode;
+      const sim::NodeId data = i == 0 || through ? kNoNode : arrival[i - 1];
       const sim::NodeId slot = k >= slots ? consumed[i][k % slots] : kNoNode;
-      const auto sent = b.send(order[i], order[i + 1], c, {prev_send[i], data, slot},
-                               static_cast<std::uint32_t>(i), label, cap, reducing);
+      const auto flow = static_cast<std::uint32_t>(i);
+      const PlanBuilder::Sent forwarded{kNoNode, i > 0 ? arrival[i - 1] : kNoNode, i > 0 ? head[i - 1] : kNoNode};
+      const auto sent = through ? b.send_through(order[i], order[i + 1], c, 1, reducing ? 1 : 0,
+                                                 {prev_send[i], data, slot}, forwarded, flow, label, cap)
+                                : b.send(order[i], order[i + 1], c, {prev_send[i], data, slot}, flow, label, cap,
+                                         reducing);
+      head[i] = sent.head;
       if (i > 0) consumed[i - 1][k % slots] = sent.transfer;
       if (i == hops - 1) consumed[i][k % slots] = sent.arrival;
       prev_send[i] = sent.transfer;
@@ -81,7 +87,11 @@ std::vector<sim::NodeId> build_ring_pass(PlanBuilder& b, const RingPass& pass, i
   const int step_groups = (steps + per_step - 1) / per_step;
   const auto rs_label = b.label("ring reduce-scatter");
   const auto ag_label = b.label("ring all-gather");
+  // LL and LL128 forward as they receive (PlanBuilder::send_through): a step waits for the
+  // head of the send it forwards (head_in), not its whole arrival.
+  const bool through = b.protocol().cut_through;
   std::vector<sim::NodeId> prev_send(n, kNoNode), arrival_in(n, kNoNode), next_arrival(n, kNoNode);
+  std::vector<sim::NodeId> head_in(n, kNoNode), next_head(n, kNoNode);
   std::vector<sim::NodeId> loop_end(n, kNoNode);
   std::vector<std::vector<sim::NodeId>> consumed(n, std::vector<sim::NodeId>(slots, kNoNode));
   for (int p = 0; p < n; ++p) {
@@ -108,19 +118,25 @@ std::vector<sim::NodeId> build_ring_pass(PlanBuilder& b, const RingPass& pass, i
         const int to = (p + 1) % n;
         // Step 0 of a loop waits for the end of this rank's previous loop (program order);
         // a later step waits for the block it forwards.
-        const sim::NodeId data = sg == 0 ? loop_end[p] : arrival_in[p];
         const sim::NodeId slot = j >= slots ? consumed[p][j % slots] : kNoNode;
-        const auto sent = b.send_merged(pass.order[p], pass.order[to], c * static_cast<double>(in_group),
-                                        chunks * in_group, chunks * reducing_steps,
-                                        {prev_send[p], data, slot},
-                                        pass.flow * 1'000'003u + static_cast<std::uint32_t>(p), label, pass.cap);
+        const sim::Bytes bytes = c * static_cast<double>(in_group);
+        const std::uint32_t flow = pass.flow * 1'000'003u + static_cast<std::uint32_t>(p);
+        const sim::NodeId data = sg == 0 ? loop_end[p] : through ? kNoNode : arrival_in[p];
+        const PlanBuilder::Sent forwarded{kNoNode, sg == 0 ? kNoNode : arrival_in[p], sg == 0 ? kNoNode : head_in[p]};
+        const auto sent =
+            through ? b.send_through(pass.order[p], pass.order[to], bytes, chunks * in_group, chunks * reducing_steps,
+                                     {prev_send[p], data, slot}, forwarded, flow, label, pass.cap)
+                    : b.send_merged(pass.order[p], pass.order[to], bytes, chunks * in_group,
+                                    chunks * reducing_steps, {prev_send[p], data, slot}, flow, label, pass.cap);
         prev_send[p] = sent.transfer;
         next_arrival[to] = sent.arrival;
+        next_head[to] = sent.head;
         // This send consumes what p received at the previous step, freeing that buffer slot.
         if (sg > 0) consumed[(p + n - 1) % n][(j - 1) % slots] = sent.transfer;
         if (sg == step_groups - 1) consumed[p][j % slots] = sent.arrival;
       }
       std::swap(arrival_in, next_arrival);
+      std::swap(head_in, next_head);
     }
     for (int p = 0; p < n; ++p) loop_end[p] = arrival_in[p];
   }
@@ -205,19 +221,27 @@ Estimate chain_closed_form(PlanBuilder& b, double base) {
   const sim::Bytes chunk = ring_chunk(machine, choice, problem.op, choice.channels);
   const int loops = chunk_count(size, chunk);
   const bool reducing = problem.op == Collective::reduce;
-  std::vector<double> sent(hops, base), arrived(hops, base);
+  const bool through = b.protocol().cut_through;
+  std::vector<double> sent(hops, base), arrived(hops, base), head(hops, base);
   for (int k = 0; k < loops; ++k) {
     const sim::Bytes c = chunk_size(size, chunk, k);
     for (int i = 0; i < hops; ++i) {
-      const double start = std::max(sent[i], i > 0 ? arrived[i - 1] : base);
-      sent[i] = start + b.protocol().overhead.count() + c.count() / rates[i];
-      arrived[i] = sent[i] + b.step_latency(order[i], order[i + 1]).count() +
+      const bool whole = !through || b.whole_steps(order[i], order[i + 1]);
+      const double data = i == 0 ? base : whole ? arrived[i - 1] : head[i - 1];
+      const double start = std::max(sent[i], data) + b.protocol().overhead.count();
+      const double latency = b.step_latency(order[i], order[i + 1]).count();
+      sent[i] = start + c.count() / rates[i];
+      arrived[i] = std::max(sent[i], through && i > 0 ? arrived[i - 1] : base) + latency +
                    (reducing ? b.reduction_time(c).count() : 0.0);
+      head[i] = start + latency;
     }
   }
   return {sim::Seconds{arrived[hops - 1]},
-          fmt::format("pipeline of {} hops x {} chunks of {}: (hops + chunks - 1) x chunk/rate + hops x step", hops,
-                      loops, sim::format_size(chunk))};
+          through ? fmt::format("pipeline of {} hops x {} chunks of {}, each hop forwarding as it receives: hops x "
+                            "(overhead + step) + chunks x (overhead + chunk/rate)",
+                            hops, loops, sim::format_size(chunk))
+              : fmt::format("pipeline of {} hops x {} chunks of {}: (hops + chunks - 1) x chunk/rate + hops x step",
+                            hops, loops, sim::format_size(chunk))};
 }
 
 Estimate ring_closed_form(PlanBuilder& b, sim::Seconds launch) {
@@ -237,20 +261,26 @@ Estimate ring_closed_form(PlanBuilder& b, sim::Seconds launch) {
   t += ring_time(b, problem.op, orders, block, chunk, b.protocol_cap() / rings);
   const int steps = problem.op == Collective::all_reduce ? 2 * (n - 1) : n - 1;
   return {sim::Seconds{t},
-          fmt::format("base + loops({}) x steps({}) x (chunk/rate + step latency)", chunk_count(block, chunk), steps)};
+          b.protocol().cut_through
+              ? fmt::format("base + loops({}) x steps({}) x (overhead + max(chunk/rate, step latency)), forwarding as "
+                            "it receives",
+                            chunk_count(block, chunk), steps)
+              : fmt::format("base + loops({}) x steps({}) x (chunk/rate + step latency)", chunk_count(block, chunk),
+                            steps)};
 }
 
 double ring_plan_size(const Machine& machine, const Problem& problem, const Choice& choice) {
   const double n = static_cast<double>(problem.ranks.size());
+  const double per_send = ring_send_weight(machine.params().protocol(choice.protocol));
   if (problem.op == Collective::broadcast || problem.op == Collective::reduce) {
     const sim::Bytes chunk = ring_chunk(machine, choice, problem.op, choice.channels);
-    return (n - 1) * pipeline_units(problem.size, chunk);
+    return per_send * (n - 1) * pipeline_units(problem.size, chunk);
   }
   const int rings = ring_instances(machine, problem, choice.channels);
   const sim::Bytes chunk = ring_chunk(machine, choice, problem.op, std::max(1, choice.channels / rings));
   const double loops = pipeline_units(problem.size / (n * rings), chunk);
   const double steps = problem.op == Collective::all_reduce ? 2 * (n - 1) : n - 1;
-  return rings * ring_pass_sends(n, loops, steps, choice.aggregation);
+  return per_send * rings * ring_pass_sends(n, loops, steps, choice.aggregation);
 }
 
 }  // namespace

@@ -85,6 +85,40 @@ TEST_CASE("LL sends twice the bytes on the wire: half the busbw") {
   CHECK(d.run.makespan.count() == rel_approx(3.0 * kSize.count() / kRate).epsilon(1e-9));
 }
 
+TEST_CASE("LL128 forwards as it receives: a ring step costs overhead + max(chunk / rate, step latency)") {
+  // One chunk of S / 4 per rank (one loop), 3 all_gather steps. Each rank sends a step once
+  // its previous send has left and the first lines of what it forwards have arrived (a step
+  // latency after they left), after the overhead; the last data lands a latency after it left.
+  // Store-and-forward would take 3 x (o + x + λ).
+  const sim::Bytes size{1 << 20};
+  const double x = size.count() / 4.0 / (120.0 / 128.0) / kRate;   // one block's wire bytes at 100 GB/s
+  for (const double lambda_us : {5.0, 1.0}) {
+    CAPTURE(lambda_us);
+    topo::LinkGraph graph = testing::crossbar(4, sim::BytesPerSec{kRate});
+    Params params = testing::plain_params(true);
+    params.latency[Algorithm::ring].step[static_cast<int>(TierClass::nvlink)][static_cast<int>(Protocol::ll128)] =
+        sim::Seconds{lambda_us * 1e-6};
+    params.protocols[static_cast<int>(Protocol::ll128)].overhead = sim::Seconds{1e-6};
+    params.protocols[static_cast<int>(Protocol::ll128)].cut_through = true;   // shipped off (params.yaml)
+    Machine machine(graph, params);
+    const Problem problem{Collective::all_gather, size, graph.gpus(), 0};
+    const Choice choice{Algorithm::ring, Protocol::ll128, 16};
+    Detail d;
+    run_collective(machine, problem, choice, Method::simulate, &d);
+    REQUIRE(d.plan.loops == 1);
+    const double o = 1e-6, lambda = lambda_us * 1e-6;
+    const double expected = (o + x) + 2.0 * (o + std::max(x, lambda)) + lambda;
+    CHECK(d.run.makespan.count() == rel_approx(expected).epsilon(1e-6));
+    CHECK(d.run.makespan.count() < 3.0 * (o + x + lambda) * 0.99);
+    // The closed form plays the same recurrence; a chain (broadcast, several chunks) too.
+    CHECK(run_collective(machine, problem, choice, Method::analytic).time.count() ==
+          rel_approx(expected).epsilon(1e-9));
+    const Problem chain{Collective::broadcast, sim::Bytes{64.0 * (1 << 20)}, graph.gpus(), 0};
+    const double sim_chain = run_collective(machine, chain, choice, Method::simulate).time.count();
+    CHECK(run_collective(machine, chain, choice, Method::analytic).time.count() == rel_approx(sim_chain).epsilon(1e-9));
+  }
+}
+
 TEST_CASE("broadcast is a pipelined chain from the root") {
   Fixture f;
   const Detail d = f.run(Collective::broadcast, Algorithm::ring);

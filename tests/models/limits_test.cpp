@@ -66,6 +66,16 @@ TEST_CASE("the estimate is within a factor of two of the plan, for every algorit
     if (std::string(size) != "8B")
       expect_estimate_close(mc, problem_on(cluster, Collective::all_reduce, size), Choice{Algorithm::nvls_tree, Protocol::simple, 16});
   }
+  // Sends that forward as they receive are four nodes each (ProtocolParams::cut_through).
+  Params cut = default_params();
+  cut.protocols[static_cast<int>(Protocol::ll128)].cut_through = true;
+  const Machine mt(box, cut);
+  const Machine mtc(cluster, cut);
+  for (const char* size : {"8B", "1MiB", "256MiB"}) {
+    for (auto op : {Collective::all_reduce, Collective::broadcast})
+      expect_estimate_close(mt, problem_on(box, op, size), Choice{Algorithm::ring, Protocol::ll128, 16});
+    expect_estimate_close(mtc, problem_on(cluster, Collective::all_reduce, size), Choice{Algorithm::hierarchical, Protocol::ll128, 16});
+  }
   // Where the switches reduce: collnet, and nvls across nodes (sharp.h's stage per part).
   const auto sharp = testing::cluster("cluster-h100-ib.yaml", 4);
   const Machine ms(sharp, default_params());

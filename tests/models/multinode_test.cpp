@@ -144,6 +144,35 @@ TEST_CASE("across nodes the ring's closed form is exact with one channel per rin
   }
 }
 
+TEST_CASE("LL128 forwarding as it receives across nodes: the closed form plays the simulation's steps") {
+  // ProtocolParams::cut_through (shipped off): NVLink hops forward each line as it lands, the
+  // NIC hop's proxy posts whole steps (PlanBuilder::send_through). The closed form plays the
+  // same recurrence hop by hop; forwarding early can only make the ring faster.
+  Params cut = default_params();
+  cut.protocols[static_cast<int>(Protocol::ll128)].cut_through = true;
+  const Params& whole = default_params();
+  for (const int nodes : {2, 4}) {
+    const topo::LinkGraph g = cluster(nodes);
+    const Machine m(g, cut);
+    const Machine stored(g, whole);
+    for (const double size : {1.0 * (1 << 20), 16.0 * (1 << 20), 256.0 * (1 << 20)}) {
+      for (const int channels : {8, 24}) {
+        CAPTURE(nodes);
+        CAPTURE(size);
+        CAPTURE(channels);
+        const Problem p{Collective::all_reduce, sim::Bytes{size}, {g.gpus().begin(), g.gpus().end()}, 0};
+        const Choice c{Algorithm::ring, Protocol::ll128, channels};
+        const double sim = run_collective(m, p, c, Method::simulate).time.count();
+        const double closed = run_collective(m, p, c, Method::analytic).time.count();
+        const double store_and_forward = run_collective(stored, p, c, Method::simulate).time.count();
+        CHECK(closed == rel_approx(sim).epsilon(channels == 8 ? 1e-3 : 0.005));
+        CHECK(sim <= store_and_forward * (1.0 + 1e-9));
+        MESSAGE(nodes << " nodes " << size / (1 << 20) << " MiB " << channels << " ch: " << sim * 1e6 << " us (store-and-forward " << store_and_forward * 1e6 << ")");
+      }
+    }
+  }
+}
+
 TEST_CASE("across nodes the tree's closed form is within 2% of the simulation at 16 MiB, 4% at 64 MiB, 3% at 256 MiB, 2% at 1 GiB") {
   // Its fill is played hop by hop with siblings sharing their parent's NIC (closed_form.h,
   // tree_fill; it was depth x the slowest hop alone: 1.4-2.2% off at 16 MiB). Its steady state
