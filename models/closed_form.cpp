@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include "sim/maxmin.h"
 
@@ -194,7 +195,7 @@ struct Shares {
   std::vector<std::uint32_t> offsets{0}, route_links;
   std::vector<double> capacity;   // per problem link (B/s of wire)
   std::vector<double> caps;       // per edge, in wire units (payload cap / payload)
-  mutable std::vector<std::uint32_t> link_off, link_edges;   // each link's edges (phased)
+  mutable std::vector<std::uint32_t> link_off, link_edges;   // each link's edges (edges_on)
 
   Shares(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap) : payload(b.protocol().payload) {
     const Machine& m = b.machine();
@@ -226,6 +227,22 @@ struct Shares {
       caps.push_back(edge_cap.is_unlimited() ? INFINITY : edge_cap.count() / payload);
     }
     for (auto l : seen) local[l] = kNone;
+  }
+
+  // The edges whose routes cross problem link l, in edge order (built at the first call: the
+  // fixed points call again).
+  std::span<const std::uint32_t> edges_on(std::size_t l) const {
+    if (link_off.empty()) {
+      link_off.assign(capacity.size() + 1, 0);
+      link_edges.resize(route_links.size());
+      for (auto k : route_links) ++link_off[k + 1];
+      for (std::size_t k = 0; k < capacity.size(); ++k) link_off[k + 1] += link_off[k];
+      std::vector<std::uint32_t> fill(link_off.begin(), link_off.end() - 1);
+      for (std::size_t e = 0; e + 1 < offsets.size(); ++e)
+        for (std::uint32_t i = offsets[e]; i < offsets[e + 1]; ++i)
+          link_edges[fill[route_links[i]]++] = static_cast<std::uint32_t>(e);
+    }
+    return {link_edges.data() + link_off[l], link_off[l + 1] - link_off[l]};
   }
 
   // Payload rate of each edge, all sending at once (duty: closed_form.h, shared_rates).
@@ -311,15 +328,6 @@ struct Shares {
 
   std::vector<double> phased(const std::vector<double>& duty) const {
     const std::size_t n = caps.size();
-    if (link_off.empty()) {   // each link's edges, built at the first call (the fixed point calls again)
-      link_off.assign(capacity.size() + 1, 0);
-      link_edges.resize(route_links.size());
-      for (auto l : route_links) ++link_off[l + 1];
-      for (std::size_t l = 0; l < capacity.size(); ++l) link_off[l + 1] += link_off[l];
-      std::vector<std::uint32_t> fill(link_off.begin(), link_off.end() - 1);
-      for (std::size_t e = 0; e < n; ++e)
-        for (std::uint32_t i = offsets[e]; i < offsets[e + 1]; ++i) link_edges[fill[route_links[i]]++] = e;
-    }
     std::vector<double> out(n);
     std::vector<std::uint32_t> mask_of(n, 0);
     std::vector<std::uint32_t> touched, masks;
@@ -333,8 +341,7 @@ struct Shares {
       for (std::uint32_t i = 0; i < m; ++i) {
         const auto l = route_links[offsets[e] + i];
         double miss = 1.0;   // the chance that no other edge on l can take e's unused share
-        for (std::uint32_t k = link_off[l]; k < link_off[l + 1]; ++k) {
-          const auto j = link_edges[k];
+        for (const auto j : edges_on(l)) {
           if (j == e) continue;
           if (mask_of[j] == 0) touched.push_back(j);
           mask_of[j] |= 1u << i;
@@ -496,17 +503,13 @@ double windowed_bound(const PlanBuilder& b, const std::vector<Edge>& edges, cons
   const Shares shares(b, edges, cap);
   const double o = b.protocol().overhead.count();
   const double wire = bytes / shares.payload;
-  // Each link's edges: their windows and how fast each can send alone (a chunk per o + c / r).
-  std::vector<std::vector<std::size_t>> on(shares.capacity.size());
+  // How fast each edge can send alone (a chunk per o + c / r); each link's edges' windows.
   std::vector<double> rate_of(edges.size());
-  for (std::size_t e = 0; e < edges.size(); ++e) {
-    rate_of[e] = wire / (o + bytes / shares.alone(e));
-    for (std::uint32_t i = shares.offsets[e]; i < shares.offsets[e + 1]; ++i) on[shares.route_links[i]].push_back(e);
-  }
+  for (std::size_t e = 0; e < edges.size(); ++e) rate_of[e] = wire / (o + bytes / shares.alone(e));
   double bound = 0.0;
   std::vector<std::pair<double, double>> events;   // (time, change of the edges' summed rate)
-  for (std::size_t l = 0; l < on.size(); ++l) {
-    const auto& list = on[l];
+  for (std::size_t l = 0; l < shares.capacity.size(); ++l) {
+    const auto list = shares.edges_on(l);
     const double capacity = shares.capacity[l];
     const double work = total / shares.payload * static_cast<double>(list.size());
     double most = 0.0;   // the edges' summed rate alone
@@ -554,9 +557,8 @@ double staggered_spacing(const PlanBuilder& b, const std::vector<Edge>& edges, c
   // edge on it sends: its slowest edge's pause + bytes at its steady rate.
   std::vector<std::vector<double>> on(shares.capacity.size());
   std::vector<double> own(shares.capacity.size(), 0.0);
-  for (std::size_t e = 0; e < edges.size(); ++e)
-    for (std::uint32_t i = shares.offsets[e]; i < shares.offsets[e + 1]; ++i) {
-      const auto l = shares.route_links[i];
+  for (std::size_t l = 0; l < on.size(); ++l)
+    for (const auto e : shares.edges_on(l)) {
       on[l].push_back(start[e]);
       own[l] = std::max(own[l], std::min(steady, pause + bytes / rates[e]));
     }
