@@ -12,11 +12,7 @@ PlanBuilder::Sent PlanBuilder::send_merged(int from, int to, sim::Bytes payload,
                                            std::initializer_list<sim::NodeId> deps, std::uint32_t flow,
                                            sim::LabelId label, sim::BytesPerSec cap) {
   if (merged <= 1) return send(from, to, payload, deps, flow, label, cap, reductions > 0);
-  // The merged send's arrival adds the other merged - 1 step latencies and the reductions
-  // of every merged piece.
-  const sim::Bytes piece = payload / static_cast<double>(merged);
-  const sim::Seconds extra = hop(from, to, flow).step_latency * static_cast<double>(merged - 1) +
-                             reduction_time(piece) * static_cast<double>(reductions);
+  const sim::Seconds extra = merged_extra(hop(from, to, flow), payload, merged, reductions);
   return send(from, to, payload, deps, flow, label, cap, false, extra, merged);
 }
 
@@ -25,15 +21,19 @@ PlanBuilder::Sent PlanBuilder::send_through(int from, int to, sim::Bytes payload
                                             std::uint32_t flow, sim::LabelId label, sim::BytesPerSec cap) {
   merged = std::max(1, merged);
   const Hop& h = hop(from, to, flow);
-  const sim::Seconds latency = h.step_latency;
   const sim::NodeId start = delay(protocol().overhead * static_cast<double>(merged), deps, label, from);
-  depend(h.net ? forwarded.arrival : forwarded.head, start);
-  const sim::Bytes piece = payload / static_cast<double>(merged);
-  const sim::Seconds extra = latency * static_cast<double>(merged - 1) + reduction_time(piece) * static_cast<double>(reductions);
+  depend(whole_steps(h) ? forwarded.arrival : forwarded.head, start);
+  const sim::Seconds extra = merged_extra(h, payload, merged, reductions);
+  const sim::Seconds latency = h.step_latency;
   Sent sent = transfer(from, to, payload, {start}, flow, label, cap, false, extra, sim::Seconds{0.0});
   depend(forwarded.arrival, sent.arrival);
   sent.head = delay(latency, {start}, label, to);
   return sent;
+}
+
+sim::Seconds PlanBuilder::merged_extra(const Hop& h, sim::Bytes payload, int merged, int reductions) const {
+  const sim::Bytes piece = payload / static_cast<double>(merged);
+  return h.step_latency * static_cast<double>(merged - 1) + reduction_time(piece) * static_cast<double>(reductions);
 }
 
 }  // namespace wiresim::models

@@ -688,6 +688,12 @@ double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vec
   const int loops = chunk_count(block, chunk);
   std::vector<double> latency;
   for (const auto& e : edges) latency.push_back(b.step_latency(e.from, e.to).count());
+  // Forwarding as it receives (PlanBuilder::send_through), except the edges that move whole
+  // steps (PlanBuilder::whole_steps: across the network).
+  const bool through = b.protocol().cut_through;
+  std::vector<bool> whole(edges.size(), false);
+  if (through)
+    for (std::size_t e = 0; e < edges.size(); ++e) whole[e] = b.whole_steps(edges[e].from, edges[e].to);
   // Rings that share links: each edge sends for c/r of a step and pauses for the rest (the
   // per-send overhead, the step latency, the wait for its ring's slowest hop); the others on
   // its links take that time (shared_rates' duty, duty_shared_rates' fixed point).
@@ -699,11 +705,9 @@ double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vec
       for (std::size_t p = 0; p < orders[r].size(); ++p) group.push_back(static_cast<int>(r));
     // Forwarding as it receives, a ring's step takes overhead + max(c / r, step latency): the
     // latency is a floor under the period, not a pause after the bytes.
-    const bool through = b.protocol().cut_through;
     const double floor = through ? b.protocol().overhead.count() + *std::max_element(latency.begin(), latency.end()) : 0.0;
     for (std::size_t e = 0; e < edges.size(); ++e)
-      pause.push_back(b.protocol().overhead.count() +
-                      (through && !b.whole_steps(edges[e].from, edges[e].to) ? 0.0 : latency[e]));
+      pause.push_back(b.protocol().overhead.count() + (through && !whole[e] ? 0.0 : latency[e]));
     rates = duty_shared_rates(b, edges, cap, block.count() / loops, pause, group, Sharing::mean_concurrency, floor);
   } else {
     rates = shared_rates(b, edges, cap);
@@ -719,14 +723,14 @@ double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vec
       const int m = static_cast<int>(order.size());
       const std::vector<double> r(rates.begin() + first, rates.begin() + first + m);
       const std::vector<double> l(latency.begin() + first, latency.begin() + first + m);
-      std::vector<bool> w;
-      for (int p = 0; p < m; ++p) w.push_back(b.whole_steps(order[p], order[(p + 1) % m]));
+      const std::vector<bool> w(whole.begin() + first, whole.begin() + first + m);
       t = std::max(t, ring_pass_time(b, op, m, r, l, w, block, chunk, slots));
       first += m;
     }
     return t;
   }
   const double overhead = b.protocol().overhead.count();
+  const bool any_whole = std::find(whole.begin(), whole.end(), true) != whole.end();
   double t = 0.0;
   for (int k = 0; k < loops; ++k) {
     const sim::Bytes c = chunk_size(block, chunk, k);
@@ -734,27 +738,25 @@ double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vec
       const bool reducing = op == Collective::reduce_scatter || (op == Collective::all_reduce && s < n - 1);
       return reducing ? b.reduction_time(c).count() : 0.0;
     };
-    if (!b.protocol().cut_through) {
+    if (!through) {
       double step = 0.0;
       for (std::size_t e = 0; e < edges.size(); ++e) step = std::max(step, overhead + c.count() / rates[e] + latency[e]);
       for (int s = 0; s < steps; ++s) t += step + reduction(s);
       continue;
     }
-    // Forwarding as it receives (PlanBuilder::send_through), every rank alike: a step's bytes
-    // start once the rank's previous send has left and the first lines of what it forwards
-    // have arrived (a step latency after they left the previous rank), after the overhead;
-    // its data arrives a latency after its bytes have left and after the data it forwards.
-    // Across the network a step waits for the whole forwarded data (PlanBuilder::whole_steps).
+    // Forwarding as it receives, every rank alike: a step's bytes start once the rank's
+    // previous send has left and the first lines of what it forwards have arrived (a step
+    // latency after they left the previous rank), after the overhead; its data arrives a
+    // latency after its bytes have left and after the data it forwards. Where any edge moves
+    // whole steps, a step waits for the whole forwarded data.
     double bytes = 0.0, lambda = 0.0;
-    bool whole = false;
     for (std::size_t e = 0; e < edges.size(); ++e) {
       bytes = std::max(bytes, c.count() / rates[e]);
       lambda = std::max(lambda, latency[e]);
-      whole = whole || b.whole_steps(edges[e].from, edges[e].to);
     }
     double start = t + overhead, end = start + bytes, arrival = end + lambda + reduction(0);
     for (int s = 1; s < steps; ++s) {
-      start = std::max(end, whole ? arrival : start + lambda) + overhead;
+      start = std::max(end, any_whole ? arrival : start + lambda) + overhead;
       end = start + bytes;
       arrival = std::max(end, arrival) + lambda + reduction(s);
     }

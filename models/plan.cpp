@@ -203,9 +203,16 @@ sim::BytesPerSec PlanBuilder::p2p_cap(int from, int to, double channels) const {
   return bw * (channels * protocol().payload);
 }
 
+namespace {
+// The one rule of whole_steps: across the network the proxy posts whole steps.
+bool moves_whole_steps(TierClass tier) { return tier == TierClass::net; }
+}  // namespace
+
 bool PlanBuilder::whole_steps(int from, int to) const {
-  return machine_.tier_class(route(from, to, 0)) == TierClass::net;
+  return moves_whole_steps(machine_.tier_class(route(from, to, 0)));
 }
+
+bool PlanBuilder::whole_steps(const Hop& h) { return moves_whole_steps(h.tier); }
 
 void PlanBuilder::depend(sim::NodeId before, sim::NodeId after) {
   if (before != kNoNode) plan_.dag.add_dependency(before, after);
@@ -224,13 +231,13 @@ const PlanBuilder::Hop& PlanBuilder::hop(int from, int to, std::uint32_t flow) {
     last = *it;
     return last.second;
   }
+  const auto links = route(from, to, flow);
   Hop h;
-  h.route = plan_.dag.add_route(route(from, to, flow));
+  h.route = plan_.dag.add_route(links);
   h.step_latency = step_latency(from, to);
   h.staged = machine_.staged(gpu(from), gpu(to));
   h.stream = machine_.stream_cap(gpu(from), gpu(to));
-  h.nvlink = machine_.tier_class(route(from, to, flow)) == TierClass::nvlink;
-  h.net = machine_.tier_class(route(from, to, flow)) == TierClass::net;
+  h.tier = machine_.tier_class(links);
   last = *hops_.emplace(key, h).first;
   return last.second;
 }
@@ -258,7 +265,7 @@ PlanBuilder::Sent PlanBuilder::transfer(int from, int to, sim::Bytes payload,
   // caps the wire.
   if (h.staged) cap = std::min(cap, machine_.arch().shm_bandwidth * protocol().payload);
   if (!h.stream.is_unlimited()) cap = std::min(cap, h.stream * (channels_per_send() * protocol().payload));
-  if (h.nvlink && nvlink_channels_ > 0.0 && !machine_.arch().channel_bw.is_unlimited())
+  if (h.tier == TierClass::nvlink && nvlink_channels_ > 0.0 && !machine_.arch().channel_bw.is_unlimited())
     cap = std::min(cap, machine_.arch().channel_bw * (nvlink_channels_ * protocol().payload));
   const sim::Bytes wire = payload / protocol().payload;
   // The cap bounds payload bytes per second; on the wire that is cap / payload efficiency.

@@ -217,8 +217,7 @@ class PlanBuilder {
     sim::Seconds step_latency;
     bool staged = false;
     sim::BytesPerSec stream = sim::BytesPerSec::unlimited();
-    bool nvlink = false;   // the route's tier class is NVLink (ring/tree channel caps apply)
-    bool net = false;      // the route crosses the network (whole_steps)
+    TierClass tier = TierClass::nvlink;   // the route's tier class (NVLink: ring/tree channel caps apply)
   };
   struct HopKey {
     int from, to;
@@ -233,6 +232,11 @@ class PlanBuilder {
     }
   };
   const Hop& hop(int from, int to, std::uint32_t flow);
+  // The arrival a merged send adds beyond its own: the other merged - 1 step latencies of
+  // `h` and the reductions of every merged piece (send_merged, send_through).
+  sim::Seconds merged_extra(const Hop& h, sim::Bytes payload, int merged, int reductions) const;
+  // whole_steps(from, to) for a hop already worked out.
+  static bool whole_steps(const Hop& h);
   // send() and send_posted(): the transfer starts `overhead` after its deps.
   Sent transfer(int from, int to, sim::Bytes payload, std::initializer_list<sim::NodeId> deps, std::uint32_t flow,
                 sim::LabelId label, sim::BytesPerSec cap, bool reduce, sim::Seconds extra_arrival,

@@ -238,9 +238,9 @@ Estimate chain_closed_form(PlanBuilder& b, double base) {
   }
   return {sim::Seconds{arrived[hops - 1]},
           through ? fmt::format("pipeline of {} hops x {} chunks of {}, each hop forwarding as it receives: hops x "
-                            "(overhead + step) + chunks x (overhead + chunk/rate)",
+                            "step + (hops - 1) x overhead + chunks x (overhead + chunk/rate) when chunk/rate >= step",
                             hops, loops, sim::format_size(chunk))
-              : fmt::format("pipeline of {} hops x {} chunks of {}: (hops + chunks - 1) x chunk/rate + hops x step",
+              : fmt::format("pipeline of {} hops x {} chunks of {}: (hops + chunks - 1) x (overhead + chunk/rate) + hops x step",
                             hops, loops, sim::format_size(chunk))};
 }
 
