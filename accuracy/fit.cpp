@@ -89,8 +89,10 @@ std::vector<FittedConstant> make_constants() {
       "what each Simple send costs its channel beyond its bytes (fences, flags)",
       [](Params& p) -> sim::Seconds& { return p.protocols[static_cast<int>(Protocol::simple)].overhead; }));
   out.push_back(time_constant(
-      "protocols.ll128.overhead", 15.0, {kA100Hgx8, kH100Ib2, kB200Ib2, kMi300x}, Region::ramp,
-      "what each LL128 send costs its channel beyond its bytes",
+      "protocols.ll128.overhead", 15.0, {kA100Hgx8, kMi300x}, Region::ramp,
+      // The tuner picks LL128 on no size of the H100 and B200 fit sets (idle_sets): no Hopper
+      // or Blackwell data fits this constant.
+      "what each LL128 send costs its channel beyond its bytes (fitted on Ampere and CDNA3 only)",
       [](Params& p) -> sim::Seconds& { return p.protocols[static_cast<int>(Protocol::ll128)].overhead; }));
   out.push_back(time_constant(
       "architectures.blackwell.launch_overhead", 30.0, {kB200Ib2, kB200Hgx8, kB200SendRecv}, Region::floor,
@@ -294,6 +296,32 @@ FitReport fit(const std::vector<Prepared>& sets, const models::Params& start, co
   rep.objective_after = total(rep.params);
   for (std::size_t i = 0; i < constants.size(); ++i) rep.constants[i].value = constants[i].get(rep.params);
   return rep;
+}
+
+std::vector<std::string> idle_sets(const FittedConstant& c, const std::vector<Prepared>& sets,
+                                   const models::Params& params, models::Method method) {
+  const double at = c.get(params);
+  const double step = std::max(0.25 * std::abs(at), 10.0 * c.grid);
+  std::vector<double> probes;
+  for (double v : {at - step, at + step})
+    if (const double x = std::clamp(v, c.lo, c.hi); x != at) probes.push_back(x);
+  const auto loss = [&](const Prepared& s, const models::Params& p) {
+    return loss_of(run(s, p, method), c.region, Loss::median);
+  };
+  std::vector<std::string> idle;
+  for (const auto& s : sets) {
+    if (s.skipped || std::find(c.datasets.begin(), c.datasets.end(), s.name) == c.datasets.end()) continue;
+    const double here = loss(s, params);
+    bool moves = false;
+    for (double x : probes) {
+      models::Params p = params;
+      c.set(p, x);
+      const double there = loss(s, p);
+      moves = moves || std::isnan(here) != std::isnan(there) || std::abs(there - here) > 0.01;
+    }
+    if (!moves) idle.push_back(s.name);
+  }
+  return idle;
 }
 
 std::vector<ClassScore> cross_validate(const std::vector<Prepared>& sets, const models::Params& params,

@@ -9,6 +9,8 @@
 // is available (leave-one-class-out cross-validation) keeps its prior: what the model would
 // use with no data.
 //
+// Every set a constant names must exercise it (idle_sets; a test holds the rule).
+//
 // In models/params.yaml every fitted value carries a tag `[F:name]` on its line; `--write`
 // rewrites the value there, so the file and the command cannot drift apart (a test checks that
 // no constant moves when the fit starts from the file).
@@ -79,6 +81,14 @@ FitReport fit(const std::vector<Prepared>& sets, const models::Params& start, co
 // A constant's objective under `params`: the sum over `sets` of their median |error| in its region.
 double constant_objective(const FittedConstant& c, const std::vector<const Prepared*>& sets,
                           const models::Params& params, models::Method method, Loss loss = Loss::median);
+
+// The rule every fitted constant keeps: each data set it is fitted on exercises it. A set
+// exercises a constant when moving the constant by a quarter of its value (at least ten grid
+// steps, within [lo, hi]) up or down changes that set's objective (its median |error| in the
+// constant's region) by more than 0.01 points; a set that does not adds a constant to the
+// objective and fits nothing. Returns the names of the named sets among `sets` that do not.
+std::vector<std::string> idle_sets(const FittedConstant& c, const std::vector<Prepared>& sets,
+                                   const models::Params& params, models::Method method);
 
 // Leave-one-hardware-class-out: for each class of the fit and checked data sets, refit every
 // constant without the class's data sets (a constant left with none takes its prior), then

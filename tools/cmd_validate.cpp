@@ -295,6 +295,10 @@ int print_fit(const std::vector<accuracy::Prepared>& sets, const models::Params&
     fmt::print("{:<42} {:>12} {:>12}  {}\n", c.name, accuracy::format_value(c, v.before),
                v.fitted ? accuracy::format_value(c, v.value) : "(prior)", fmt::join(c.datasets, ", "));
   }
+  for (const auto& c : accuracy::fitted_constants())
+    if (const auto idle = accuracy::idle_sets(c, sets, rep.params, method); !idle.empty())
+      fmt::print("# warning: {} does not move the objective of {}: that set fits nothing of it\n", c.name,
+                 fmt::join(idle, ", "));
   if (!o.write.empty()) {
     const std::string text = accuracy::write_fitted(slurp(o.write), rep);
     std::ofstream out(o.write);

@@ -54,6 +54,15 @@ Result result_of(std::vector<std::pair<double, double>> size_and_error) {
   return r;
 }
 
+// Every role-fit data set of the validation map, ready to run.
+std::vector<Prepared> fit_sets() {
+  const auto map = read_map(kSource + "/validation/map.yaml");
+  std::vector<std::string> files;
+  for (const auto& [name, m] : map)
+    if (m.role == Role::fit) files.push_back(kSource + "/validation/data/" + name);
+  return prepare(files, map, "validation/map.yaml");
+}
+
 }  // namespace
 
 TEST_CASE("a data file's '-g N' says how many GPUs one thread launches for") {
@@ -162,11 +171,7 @@ TEST_CASE("every fitted constant is tagged in models/params.yaml, and every fit 
 TEST_CASE("the committed constants are where the fit leaves them: no grid step beside them does better") {
   // The fit (wiresim validate --fit) moves a constant only to a strictly better value, so at
   // its result no neighbour on the grid is strictly better for that constant's own objective.
-  const auto map = read_map(kSource + "/validation/map.yaml");
-  std::vector<std::string> files;
-  for (const auto& [name, m] : map)
-    if (m.role == Role::fit) files.push_back(kSource + "/validation/data/" + name);
-  const auto sets = prepare(files, map, "validation/map.yaml");
+  const auto sets = fit_sets();
   const models::Params& params = models::default_params();
   for (const auto& c : fitted_constants()) {
     CAPTURE(c.name);
@@ -189,4 +194,36 @@ TEST_CASE("the committed constants are where the fit leaves them: no grid step b
       CHECK(score(v) >= here - 1e-9);
     }
   }
+}
+
+TEST_CASE("every data set a constant is fitted on exercises it: moving the constant moves that set's objective") {
+  // A set whose objective does not move when its constant does adds a constant to the fit and
+  // fits nothing; the constant would claim a fit on hardware it was never fitted on.
+  const auto sets = fit_sets();
+  for (const auto& c : fitted_constants()) {
+    CAPTURE(c.name);
+    const auto idle = idle_sets(c, sets, models::default_params(), models::Method::simulate);
+    std::string names;
+    for (const auto& n : idle) names += n + " ";
+    CHECK_MESSAGE(idle.empty(), "idle: " << names);
+  }
+}
+
+TEST_CASE("a constant that changes nothing leaves every one of its sets idle") {
+  const auto map = read_map(kSource + "/validation/map.yaml");
+  const std::string a100 = "a100_hgx8_allreduce_oci-bm-gpu4-ocitutorials.csv";
+  const auto sets = prepare({kSource + "/validation/data/" + a100}, map, "validation/map.yaml");
+  double unused = 3.0;
+  FittedConstant c;
+  c.name = "nothing";
+  c.unit = "us";
+  c.lo = 0.0, c.hi = 10.0, c.grid = 0.1;
+  c.datasets = {a100};
+  c.set = [&unused](models::Params&, double v) { unused = v; };
+  c.get = [&unused](const models::Params&) { return unused; };
+  CHECK(idle_sets(c, sets, models::default_params(), models::Method::simulate) == std::vector<std::string>{a100});
+  // The host launch sets the A100 set's floor: it is not idle there.
+  const auto& host = *std::find_if(fitted_constants().begin(), fitted_constants().end(),
+                                   [](const FittedConstant& f) { return f.name == "host_launch"; });
+  CHECK(idle_sets(host, sets, models::default_params(), models::Method::simulate).empty());
 }
