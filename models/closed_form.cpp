@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <queue>
 #include <span>
 
 #include "sim/maxmin.h"
@@ -249,21 +250,33 @@ struct Shares {
   std::vector<double> solve(const std::vector<double>& duty = {}) const { return solve(duty, caps); }
 
   std::vector<double> solve(const std::vector<double>& duty, const std::vector<double>& edge_caps) const {
+    const std::size_t n = edge_caps.size();
+    if (duty.size() != n) return solve_at(std::vector<double>(capacity.size(), 0.0), edge_caps);
+    // Expected concurrency on each link: 1 + (k - 1) f.
+    std::vector<double> edges_on(capacity.size(), 0.0), duty_on(capacity.size(), 0.0);
+    for (std::size_t e = 0; e < n; ++e)
+      for (std::uint32_t i = offsets[e]; i < offsets[e + 1]; ++i) {
+        edges_on[route_links[i]] += 1.0;
+        duty_on[route_links[i]] += std::clamp(duty[e], 0.0, 1.0);
+      }
+    std::vector<double> concurrency(capacity.size(), 0.0);
+    for (std::size_t l = 0; l < capacity.size(); ++l)
+      if (edges_on[l] > 1.0) concurrency[l] = 1.0 + (edges_on[l] - 1.0) * (duty_on[l] / edges_on[l]);
+    return solve_at(concurrency, edge_caps);
+  }
+
+  // Payload rate of each edge when link l's edges, while one of them sends, are concurrency[l]
+  // at once on average (0: all of them): its capacity scaled by k / concurrency[l], then
+  // max-min fairly.
+  std::vector<double> solve_at(const std::vector<double>& concurrency, const std::vector<double>& edge_caps) const {
     std::vector<double> link_capacity = capacity;
     const std::size_t n = edge_caps.size();
-    if (duty.size() == n) {
-      // Expected concurrency on each link: capacity scaled by k / (1 + (k - 1) f).
-      std::vector<double> edges_on(capacity.size(), 0.0), duty_on(capacity.size(), 0.0);
-      for (std::size_t e = 0; e < n; ++e)
-        for (std::uint32_t i = offsets[e]; i < offsets[e + 1]; ++i) {
-          edges_on[route_links[i]] += 1.0;
-          duty_on[route_links[i]] += std::clamp(duty[e], 0.0, 1.0);
-        }
+    if (std::any_of(concurrency.begin(), concurrency.end(), [](double c) { return c > 0.0; })) {
+      std::vector<double> edges_on(capacity.size(), 0.0);
+      for (auto l : route_links) edges_on[l] += 1.0;
       for (std::size_t l = 0; l < capacity.size(); ++l)
-        if (edges_on[l] > 1.0) {
-          const double mean = duty_on[l] / edges_on[l];
-          link_capacity[l] *= edges_on[l] / (1.0 + (edges_on[l] - 1.0) * mean);
-        }
+        if (edges_on[l] > 1.0 && concurrency[l] > 0.0)
+          link_capacity[l] *= edges_on[l] / std::clamp(concurrency[l], 1.0, edges_on[l]);
     }
     std::vector<double> rates(n);
     sim::MaxMinSolver solver;
@@ -370,6 +383,61 @@ struct Shares {
       for (std::size_t i = 0; i < cap_l.size(); ++i) cap_l[i] = capacity[route_links[offsets[e] + i]];
       out[e] = expected_min_share(masks, pmf, cap_l, caps[e], dense) * payload;
     }
+    return out;
+  }
+
+  // Payload rate of each send when edge e sends during the windows sends[e] (sorted, apart):
+  // while k edges of a link send at once each gets capacity / k, at most its cap; a send's
+  // rate on a link is that share's mean over its window, and its rate the least over its
+  // links (or its cap alone).
+  std::vector<std::vector<double>> overlapped(const std::vector<std::vector<Window>>& sends) const {
+    std::vector<std::vector<double>> out(caps.size());
+    for (std::size_t e = 0; e < caps.size(); ++e) out[e].assign(sends[e].size(), caps[e]);
+    // (time, edge, its event: 2k the start of send k, 2k + 1 its end), earliest first.
+    using Event = std::tuple<double, std::uint32_t, std::uint32_t>;
+    std::priority_queue<Event, std::vector<Event>, std::greater<>> heads;
+    std::vector<std::uint32_t> cursor(caps.size(), 0);
+    std::vector<char> sending(caps.size(), 0);
+    std::vector<std::vector<double>> carried(caps.size());
+    for (std::size_t l = 0; l < capacity.size(); ++l) {
+      const auto list = edges_on(l);
+      if (list.size() < 2) {   // alone on it: its cap or the link's capacity
+        if (!list.empty())
+          for (auto& r : out[list[0]]) r = std::min(r, capacity[l]);
+        continue;
+      }
+      // Each edge's windows are sorted and apart: merge the edges' (start, end) sequences
+      // (heads is empty here: every link drains it).
+      for (const auto e : list) {
+        carried[e].assign(sends[e].size(), 0.0);
+        if (!sends[e].empty()) heads.push({sends[e][0].first, e, 0});
+      }
+      std::size_t active = 0;
+      double last = 0.0;
+      while (!heads.empty()) {
+        const auto [t, e, at] = heads.top();
+        heads.pop();
+        if (t > last && active > 0) {
+          const double share = capacity[l] / static_cast<double>(active);
+          for (const auto a : list)
+            if (sending[a]) carried[a][(cursor[a] - 1) / 2] += std::min(caps[a], share) * (t - last);
+        }
+        last = t;
+        cursor[e] = at + 1;
+        sending[e] = at % 2 == 0;
+        sending[e] ? ++active : --active;
+        const std::uint32_t next = at + 1;
+        if (next < 2 * sends[e].size())
+          heads.push({next % 2 == 0 ? sends[e][next / 2].first : sends[e][next / 2].second, e, next});
+      }
+      for (const auto e : list)
+        for (std::size_t k = 0; k < sends[e].size(); ++k) {
+          const double span = sends[e][k].second - sends[e][k].first;
+          out[e][k] = std::min(out[e][k], span > 0.0 ? carried[e][k] / span : capacity[l]);
+        }
+    }
+    for (auto& rates : out)
+      for (auto& r : rates) r *= payload;
     return out;
   }
 
@@ -638,7 +706,8 @@ std::pair<double, double> switch_ports(const Machine& machine, const std::vector
 
 double ring_pass_time(const PlanBuilder& b, Collective op, int n, const std::vector<double>& rate,
                       const std::vector<double>& latency, const std::vector<bool>& whole, sim::Bytes block,
-                      sim::Bytes chunk, int slots) {
+                      sim::Bytes chunk, int slots, std::span<std::vector<Window>> sends,
+                      std::span<const std::vector<double>> send_rates) {
   const int steps = op == Collective::all_reduce ? 2 * (n - 1) : n - 1;
   const int loops = chunk_count(block, chunk);
   const double overhead = b.protocol().overhead.count();
@@ -656,7 +725,9 @@ double ring_pass_time(const PlanBuilder& b, Collective op, int n, const std::vec
         const double data = s == 0 ? loop_end[p] : through && !whole[p] ? head_in[p] : arrive_in[p];
         const double slot = j >= slots ? consumed[p][j % slots] : 0.0;
         const double start = std::max({send_end[p], data, slot}) + overhead;
-        const double end = start + c.count() / rate[p];
+        const double r = send_rates.empty() ? rate[p] : send_rates[p][j];
+        const double end = start + c.count() / r;
+        if (!sends.empty()) sends[p].push_back({start, end});
         const double arrival = std::max(end, through && s > 0 ? arrive_in[p] : 0.0) + latency[p] + reduction;
         send_end[p] = end;
         next_arrive[(p + 1) % n] = arrival;
@@ -673,6 +744,14 @@ double ring_pass_time(const PlanBuilder& b, Collective op, int n, const std::vec
   for (int p = 0; p < n; ++p) t = std::max({t, send_end[p], loop_end[p]});
   return t;
 }
+
+// Rings played with their phases (ring_time) while a play costs at most this many sends (one
+// loop of 8 rings over 16 H100 nodes is 260,096), replayed this many times: on 2-16 H100 nodes,
+// 1-256 MiB, Simple and LL128, the closed form is then within 2.1 % of the simulation (within
+// 5.6 % with the duty's mean concurrency alone); each replay costs a play and a merge of every
+// shared link's sends.
+constexpr double kPhasedWork = 3e5;
+constexpr int kPhasedRounds = 4;
 
 double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vector<int>>& orders,
                  sim::Bytes block, sim::Bytes chunk, sim::BytesPerSec cap, std::uint32_t flow_base) {
@@ -717,17 +796,40 @@ double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vec
   const double work = static_cast<double>(loops) * steps * static_cast<double>(edges.size());
   if (!alike && work <= 4e6) {
     const int slots = std::max(2, b.protocol().slots / ring_chunk_steps(b.machine().params(), b.choice(), op));
-    double t = 0.0;
-    std::size_t first = 0;
-    for (const auto& order : orders) {
-      const int m = static_cast<int>(order.size());
-      const std::vector<double> r(rates.begin() + first, rates.begin() + first + m);
-      const std::vector<double> l(latency.begin() + first, latency.begin() + first + m);
-      const std::vector<bool> w(whole.begin() + first, whole.begin() + first + m);
-      t = std::max(t, ring_pass_time(b, op, m, r, l, w, block, chunk, slots));
-      first += m;
+    // Every ring played hop by hop at `rates` (each send at its own rate where `each` has one);
+    // each edge's sends into `sends` when given.
+    std::vector<std::vector<double>> each;
+    const auto play = [&](std::vector<std::vector<Window>>* sends) {
+      double t = 0.0;
+      std::size_t first = 0;
+      for (const auto& order : orders) {
+        const std::size_t m = order.size();
+        const std::vector<double> r(rates.begin() + first, rates.begin() + first + m);
+        const std::vector<double> l(latency.begin() + first, latency.begin() + first + m);
+        const std::vector<bool> w(whole.begin() + first, whole.begin() + first + m);
+        t = std::max(t, ring_pass_time(b, op, static_cast<int>(m), r, l, w, block, chunk, slots,
+                                       sends ? std::span(*sends).subspan(first, m) : std::span<std::vector<Window>>{},
+                                       each.empty() ? std::span<const std::vector<double>>{}
+                                                    : std::span<const std::vector<double>>(each).subspan(first, m)));
+        first += m;
+      }
+      return t;
+    };
+    if (orders.size() > 1 && work <= kPhasedWork) {
+      // Rings that start together keep the phases their own hops give them (all ranks of a
+      // ring step together, each a little after the hop before it): edges of different rings
+      // on one link send when the play says, not at random phases as the duty's mean
+      // concurrency assumes, and share the link while they overlap. Each send is replayed at
+      // the rate its overlaps gave it (Shares::overlapped), kPhasedRounds times.
+      const Shares shares(b, edges, cap);
+      std::vector<std::vector<Window>> sends(edges.size());
+      for (int round = 0; round < kPhasedRounds; ++round) {
+        for (auto& w : sends) w.clear();
+        play(&sends);
+        each = shares.overlapped(sends);
+      }
     }
-    return t;
+    return play(nullptr);
   }
   const double overhead = b.protocol().overhead.count();
   const bool any_whole = std::find(whole.begin(), whole.end(), true) != whole.end();

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <utility>
+#include <span>
 #include <vector>
 
 #include "models/alpha_beta.h"
@@ -147,14 +148,22 @@ double nvls_period(int g, double part_time, double tau, double d);
 // send_through) a send waits for the head of its data, not its arrival, unless whole[p] (the
 // hop crosses the network), and its data arrives no earlier than the data it forwards. The
 // time (s) is the latest rank's. Costs loops x steps x n per ring.
+// `sends`, when given (n lists), gets each rank's send windows (start, end), in order;
+// `send_rates`, when given, holds each rank's payload rate (B/s) per send, in that order, for
+// rate[p].
+using Window = std::pair<double, double>;
 double ring_pass_time(const PlanBuilder& b, Collective op, int n, const std::vector<double>& rate,
                       const std::vector<double>& latency, const std::vector<bool>& whole, sim::Bytes block,
-                      sim::Bytes chunk, int slots);
+                      sim::Bytes chunk, int slots, std::span<std::vector<Window>> sends = {},
+                      std::span<const std::vector<double>> send_rates = {});
 
 // A ring all_reduce/all_gather/reduce_scatter over `orders` (one ring each, sharing links), in
 // seconds. Rings whose hops are all alike run in lock step — every step takes the slowest
 // hop's time, exact there; rings with unlike hops are played hop by hop (ring_pass_time) when
-// that is cheap enough, else also in lock step (an upper bound).
+// that is cheap enough, else also in lock step (an upper bound). Rings that share links start
+// at the rates of the duty's mean concurrency (duty_shared_rates); where a play is small
+// enough, each send is then replayed at the rate its link's overlaps in the previous play gave
+// it: rings that start and step together send at the same moments, not at random phases.
 double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vector<int>>& orders,
                  sim::Bytes block, sim::Bytes chunk, sim::BytesPerSec cap, std::uint32_t flow_base = 0);
 

@@ -144,6 +144,28 @@ TEST_CASE("across nodes the ring's closed form is exact with one channel per rin
   }
 }
 
+TEST_CASE("rings that share NVLink across nodes keep their phases: LL128's closed form within 2% from 4 to 64 MiB on 2, 4 and 8 nodes") {
+  // NCCL's 24 Hopper channels are 8 rings of 3 whose orders differ only where they cross to the
+  // next node, so up to 8 rings' edges share a GPU's NVLink port. The rings start together and
+  // step together, each hop a little after the one before it: edges on one port send at the
+  // same moments, not at random phases. Sharing each port by the rings' mean concurrency left
+  // the closed form 3.8% fast at 16 MiB on 2 nodes and 5.0% at 64 MiB on 4; ring_time now
+  // replays each send at the rate its overlaps in the previous play gave it (closed_form.h).
+  for (const int nodes : {2, 4, 8}) {
+    const topo::LinkGraph g = cluster(nodes);
+    const Machine m(g, default_params());
+    for (const double mib : {4.0, 16.0, 64.0}) {
+      CAPTURE(nodes);
+      CAPTURE(mib);
+      const Problem p{Collective::all_reduce, sim::Bytes{mib * (1 << 20)}, {g.gpus().begin(), g.gpus().end()}, 0};
+      const Choice c{Algorithm::ring, Protocol::ll128, m.arch().channels};
+      const double sim = run_collective(m, p, c, Method::simulate).time.count();
+      const double closed = run_collective(m, p, c, Method::analytic).time.count();
+      CHECK(closed == rel_approx(sim).epsilon(0.02));
+    }
+  }
+}
+
 TEST_CASE("LL128 forwarding as it receives across nodes: the closed form plays the simulation's steps") {
   // ProtocolParams::cut_through (shipped off): NVLink hops forward each line as it lands, the
   // NIC hop's proxy posts whole steps (PlanBuilder::send_through). The closed form plays the
