@@ -139,9 +139,17 @@ std::vector<FittedConstant> candidates(const std::string& arch, const std::set<t
   out.push_back(time_constant(
       "protocol_overhead.simple", 30.0, {}, Region::ramp, "per Simple send",
       [](models::Params& p) -> sim::Seconds& { return p.protocols[static_cast<int>(models::Protocol::simple)].overhead; }));
-  out.push_back(time_constant(
-      "protocol_overhead.ll128", 30.0, {}, Region::ramp, "per LL128 send",
-      [](models::Params& p) -> sim::Seconds& { return p.protocols[static_cast<int>(models::Protocol::ll128)].overhead; }));
+  {
+    // LL128's as it runs on this architecture (ArchParams::ll128_overhead where it has its own).
+    FittedConstant c = time_constant(
+        "protocol_overhead.ll128", 30.0, {}, Region::ramp, "per LL128 send",
+        [](models::Params& p) -> sim::Seconds& { return p.protocols[static_cast<int>(models::Protocol::ll128)].overhead; });
+    c.set = [arch](models::Params& p, double v) { arch_of(p, arch).ll128_overhead = sim::Seconds{v * kUs}; };
+    c.get = [arch](const models::Params& p) {
+      return p.protocol_on(p.arch(arch), models::Protocol::ll128).overhead.count() / kUs;
+    };
+    out.push_back(c);
+  }
   return out;
 }
 
@@ -416,7 +424,7 @@ void apply_parameters(models::Params& params, const Overlay& overlay) {
   if (p.launch_overhead) a.launch_overhead = *p.launch_overhead;
   if (p.host_launch) params.host_launch = *p.host_launch;
   if (p.simple_overhead) params.protocols[static_cast<int>(models::Protocol::simple)].overhead = *p.simple_overhead;
-  if (p.ll128_overhead) params.protocols[static_cast<int>(models::Protocol::ll128)].overhead = *p.ll128_overhead;
+  if (p.ll128_overhead) a.ll128_overhead = *p.ll128_overhead;
 }
 
 }  // namespace wiresim::accuracy

@@ -26,6 +26,7 @@ const std::string kA40Shm = "a40_pcie2_node_p2pdisable_allreduce_eugenesiow.csv"
 const std::string kH100Shm = "h100_dgx4_p2pdisable_allreduce_eugenesiow.csv";
 const std::string kH100SendRecv = "h100_hgx8_sendrecv_xxrjun-nccl-tests-cluster.csv";
 const std::string kB200SendRecv = "b200_hgx8_sendrecv_vultr-poc.csv";
+const std::string kH100AllGather = "h100_hgx8_allgather_ring_together-nccl-tests.csv";
 
 models::ArchParams& arch(models::Params& p, const std::string& name) { return p.architectures.at(name); }
 
@@ -94,6 +95,30 @@ std::vector<FittedConstant> make_constants() {
       // or Blackwell data fits this constant.
       "what each LL128 send costs its channel beyond its bytes (fitted on Ampere and CDNA3 only)",
       [](Params& p) -> sim::Seconds& { return p.protocols[static_cast<int>(Protocol::ll128)].overhead; }));
+  {
+    // Hopper's own LL128 send cost, fitted on the one Hopper set whose tuner runs LL128 rings
+    // (8-64 MiB of an 8-GPU all_gather); its prior, -1, means none: the protocol's value.
+    FittedConstant c;
+    c.name = "architectures.hopper.ll128_overhead";
+    c.unit = "us";
+    c.lo = 0.0;
+    c.hi = 15.0;
+    c.grid = 0.1;
+    c.prior = -1.0;
+    c.datasets = {kH100AllGather};
+    c.region = Region::large;
+    c.why = "what each LL128 send costs its channel on Hopper (protocols.ll128.overhead elsewhere)";
+    c.set = [](Params& p, double v) {
+      auto& o = arch(p, "hopper").ll128_overhead;
+      if (v < 0.0) o.reset();
+      else o = sim::Seconds{v * kUs};
+    };
+    c.get = [](const Params& p) {
+      const auto& o = p.architectures.at("hopper").ll128_overhead;
+      return o ? o->count() / kUs : -1.0;
+    };
+    out.push_back(c);
+  }
   out.push_back(time_constant(
       "architectures.blackwell.launch_overhead", 30.0, {kB200Ib2, kB200Hgx8, kB200SendRecv}, Region::floor,
       "per-collective GPU-side cost on Blackwell beyond NCCL's latency tables",

@@ -747,9 +747,9 @@ double ring_pass_time(const PlanBuilder& b, Collective op, int n, const std::vec
 
 // Rings played with their phases (ring_time) while a play costs at most this many sends (one
 // loop of 8 rings over 16 H100 nodes is 260,096), replayed this many times: on 2-16 H100 nodes,
-// 1-256 MiB, Simple and LL128, the closed form is then within 2.1 % of the simulation (within
-// 5.6 % with the duty's mean concurrency alone); each replay costs a play and a merge of every
-// shared link's sends.
+// 1-256 MiB, Simple and LL128, the closed form is then within 3 % of the simulation (7.4 % with
+// the duty's mean concurrency alone; docs/models.md); each replay costs a play and a merge of
+// every shared link's sends.
 constexpr double kPhasedWork = 3e5;
 constexpr int kPhasedRounds = 4;
 

@@ -63,7 +63,7 @@ sim::Bytes size_of(const std::string& s) { return sim::parse_size(s); }
 ArchParams read_arch(const Reader& r, const Value& n, const std::string& where) {
   r.only_keys(n, {"channels", "nvls_channels", "nvls_efficiency", "ll_max", "ll128_per_channel",
                   "link_efficiency", "shm_bandwidth", "launch_overhead", "nvls_step_overhead", "nvls_start", "channel_bw",
-                  "p2p_channel_bw", "p2p_net_channel_bw", "nvlink_step_extra", "pxn"},
+                  "p2p_channel_bw", "p2p_net_channel_bw", "nvlink_step_extra", "ll128_overhead", "pxn"},
               where);
   ArchParams a;
   a.channels = r.count(r.need(n, "channels", where), where + ".channels", 1, 64);
@@ -84,6 +84,11 @@ ArchParams read_arch(const Reader& r, const Value& n, const std::string& where) 
     a.nvlink_step_extra = r.scalar<sim::Seconds>(*v, time_of, where + ".nvlink_step_extra");
     if (a.nvlink_step_extra.count() < 0.0 || a.nvlink_step_extra.count() > 1e-3)
       r.fail(*v, where + ".nvlink_step_extra: expected 0 to 1ms");
+  }
+  if (const Value* v = input::find(n, "ll128_overhead")) {
+    a.ll128_overhead = r.scalar<sim::Seconds>(*v, time_of, where + ".ll128_overhead");
+    if (a.ll128_overhead->count() < 0.0 || a.ll128_overhead->count() > 1e-3)
+      r.fail(*v, where + ".ll128_overhead: expected 0 to 1ms");
   }
   if (const Value* v = input::find(n, "pxn")) a.pxn = input::as_bool(*v, where + ".pxn");
   if (const Value* v = input::find(n, "nvls_step_overhead")) {
@@ -144,6 +149,12 @@ const ArchParams& Params::arch(std::string_view name) const {
   if (it == architectures.end()) it = architectures.find("default");
   if (it == architectures.end()) throw std::logic_error("parameters have no 'default' architecture");
   return it->second;
+}
+
+ProtocolParams Params::protocol_on(const ArchParams& arch, Protocol p) const {
+  ProtocolParams out = protocol(p);
+  if (p == Protocol::ll128 && arch.ll128_overhead) out.overhead = *arch.ll128_overhead;
+  return out;
 }
 
 sim::Seconds Params::base_latency(Algorithm a, Protocol p) const {

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -78,6 +79,10 @@ struct ArchParams {
   // Added to every step over NVLink-class links: what this architecture's hop costs beyond
   // NCCL's latency table (flag and data visibility through the switch).
   sim::Seconds nvlink_step_extra{0.0};
+  // What each LL128 send costs its channel on this architecture, in place of
+  // protocols.ll128.overhead (the GPU-side fences and flag polls of one step depend on the
+  // GPU); the protocol's value where not given.
+  std::optional<sim::Seconds> ll128_overhead;
   // PXN (a flow to another rail relayed by the GPU of that rail): NCCL's default since 2.12;
   // RCCL ships it disabled (NCCL_PXN_DISABLE defaults to 1 there).
   bool pxn = true;
@@ -107,6 +112,9 @@ struct Params {
   std::string source;
 
   const ProtocolParams& protocol(Protocol p) const { return protocols[static_cast<int>(p)]; }
+  // The protocol as it runs on an architecture: its per-send overhead may be the
+  // architecture's own (ArchParams::ll128_overhead).
+  ProtocolParams protocol_on(const ArchParams& arch, Protocol p) const;
   // Falls back to "default" for an architecture the file does not list.
   const ArchParams& arch(std::string_view name) const;
   sim::Seconds base_latency(Algorithm a, Protocol p) const;

@@ -137,7 +137,7 @@ sim::Seconds host_floor(const Machine& machine, const Problem& problem) {
 
 PlanBuilder::PlanBuilder(const Machine& machine, const Problem& problem, const Choice& choice, Plan& plan)
     : machine_(machine), problem_(problem), choice_(choice), plan_(plan),
-      protocol_(&machine.params().protocol(choice.protocol)),
+      protocol_(machine.params().protocol_on(machine.arch(), choice.protocol)),
       last_hop_(problem.ranks.size(), {HopKey{-1, -1, 0}, Hop{}}) {
   std::set<int> nodes;
   for (auto gpu : problem.ranks) nodes.insert(machine.node_of(gpu));

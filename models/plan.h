@@ -181,7 +181,7 @@ class PlanBuilder {
   const Machine& machine() const { return machine_; }
   const Problem& problem() const { return problem_; }
   const Choice& choice() const { return choice_; }
-  const ProtocolParams& protocol() const { return *protocol_; }
+  const ProtocolParams& protocol() const { return protocol_; }
   int nodes() const { return nodes_; }
   topo::DeviceId gpu(int rank) const { return problem_.ranks[rank]; }
   // Total rate cap of one GPU's sends under this protocol (LL's ll_max, LL128's per-channel
@@ -246,7 +246,7 @@ class PlanBuilder {
   const Problem& problem_;
   const Choice& choice_;
   Plan& plan_;
-  const ProtocolParams* protocol_;
+  ProtocolParams protocol_;   // as it runs on this machine's architecture (Params::protocol_on)
   int nodes_ = 1;
   sim::NodeId launch_ = kNoNode;
   sim::BytesPerSec memory_bandwidth_;

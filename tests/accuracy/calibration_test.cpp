@@ -254,12 +254,17 @@ TEST_CASE("calibrated on one log of a cluster, wiresim predicts another log of i
       }
     }
   }
-  // Not vacuous: 5 pairs are predicted better (H100 Together ring logs, B200 2-node ring logs).
-  // Before scopes 10 were, 5 of them across families (MI355X alltoall -> allreduce 21.3 -> 21.2 %,
-  // B200 2-node ring logs -> alltoall, sendrecv 131 -> 112 %, 67 -> 30 %): the same rule that
-  // stops the harmful transfers above stops those; the sources that used to fail are in now.
-  // The quick groups alone (the sanitizer build) have 3 (H100 Together ring logs).
-  CHECK(improved >= (wiresim_test::kSanitized ? 3 : 5));
+  // Not vacuous: 4 pairs are predicted better (H100 Together reduce_scatter -> all_gather 9.5 ->
+  // 1.6 % and -> NVLS all_reduce 3.6 -> 2.8 %; B200 2-node all_gather <-> reduce_scatter 23.4 ->
+  // 20.5 % and 23.8 -> 17.0 %). Until stop 40 a fifth was H100 Together all_gather ->
+  // reduce_scatter: Hopper's LL128 overhead is now fitted on that all_gather log
+  // (validation/map.yaml, architectures.hopper.ll128_overhead), so calibrating on it finds the
+  // built-in value and moves nothing. Before scopes 10 were, 5 of them across families (MI355X
+  // alltoall -> allreduce 21.3 -> 21.2 %, B200 2-node ring logs -> alltoall, sendrecv 131 -> 112
+  // %, 67 -> 30 %): the same rule that stops the harmful transfers above stops those; the
+  // sources that used to fail are in now. The quick groups alone (the sanitizer build) have 2
+  // (the H100 Together pairs).
+  CHECK(improved >= (wiresim_test::kSanitized ? 2 : 4));
   MESSAGE(improved << " pairs predicted better, " << unchanged << " unchanged");
 }
 
