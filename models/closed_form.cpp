@@ -396,9 +396,12 @@ struct Shares {
     // (time, edge, its event: 2k the start of send k, 2k + 1 its end), earliest first.
     using Event = std::tuple<double, std::uint32_t, std::uint32_t>;
     std::priority_queue<Event, std::vector<Event>, std::greater<>> heads;
-    std::vector<std::uint32_t> cursor(caps.size(), 0);
-    std::vector<char> sending(caps.size(), 0);
-    std::vector<std::vector<double>> carried(caps.size());
+    // A link's edges have a few distinct caps: for each, the running integral of the share an
+    // edge with that cap gets, min(cap, capacity / sending); a send carries the difference of
+    // its cap's integral between its end and its start.
+    std::vector<double> cap_values, integral;
+    std::vector<std::uint32_t> cap_of(caps.size(), 0);
+    std::vector<double> began(caps.size(), 0.0);
     for (std::size_t l = 0; l < capacity.size(); ++l) {
       const auto list = edges_on(l);
       if (list.size() < 2) {   // alone on it: its cap or the link's capacity
@@ -406,12 +409,17 @@ struct Shares {
           for (auto& r : out[list[0]]) r = std::min(r, capacity[l]);
         continue;
       }
+      cap_values.clear();
+      for (const auto e : list) {
+        auto it = std::find(cap_values.begin(), cap_values.end(), caps[e]);
+        if (it == cap_values.end()) it = cap_values.insert(cap_values.end(), caps[e]);
+        cap_of[e] = static_cast<std::uint32_t>(it - cap_values.begin());
+      }
+      integral.assign(cap_values.size(), 0.0);
       // Each edge's windows are sorted and apart: merge the edges' (start, end) sequences
       // (heads is empty here: every link drains it).
-      for (const auto e : list) {
-        carried[e].assign(sends[e].size(), 0.0);
+      for (const auto e : list)
         if (!sends[e].empty()) heads.push({sends[e][0].first, e, 0});
-      }
       std::size_t active = 0;
       double last = 0.0;
       while (!heads.empty()) {
@@ -419,22 +427,23 @@ struct Shares {
         heads.pop();
         if (t > last && active > 0) {
           const double share = capacity[l] / static_cast<double>(active);
-          for (const auto a : list)
-            if (sending[a]) carried[a][(cursor[a] - 1) / 2] += std::min(caps[a], share) * (t - last);
+          for (std::size_t c = 0; c < cap_values.size(); ++c) integral[c] += std::min(cap_values[c], share) * (t - last);
         }
         last = t;
-        cursor[e] = at + 1;
-        sending[e] = at % 2 == 0;
-        sending[e] ? ++active : --active;
+        const auto& w = sends[e][at / 2];
+        if (at % 2 == 0) {
+          began[e] = integral[cap_of[e]];
+          ++active;
+        } else {
+          --active;
+          const double span = w.second - w.first;
+          double& r = out[e][at / 2];
+          r = std::min(r, span > 0.0 ? (integral[cap_of[e]] - began[e]) / span : capacity[l]);
+        }
         const std::uint32_t next = at + 1;
         if (next < 2 * sends[e].size())
           heads.push({next % 2 == 0 ? sends[e][next / 2].first : sends[e][next / 2].second, e, next});
       }
-      for (const auto e : list)
-        for (std::size_t k = 0; k < sends[e].size(); ++k) {
-          const double span = sends[e][k].second - sends[e][k].first;
-          out[e][k] = std::min(out[e][k], span > 0.0 ? carried[e][k] / span : capacity[l]);
-        }
     }
     for (auto& rates : out)
       for (auto& r : rates) r *= payload;
