@@ -139,17 +139,12 @@ std::vector<FittedConstant> candidates(const std::string& arch, const std::set<t
   out.push_back(time_constant(
       "protocol_overhead.simple", 30.0, {}, Region::ramp, "per Simple send",
       [](models::Params& p) -> sim::Seconds& { return p.protocols[static_cast<int>(models::Protocol::simple)].overhead; }));
-  {
-    // LL128's as it runs on this architecture (ArchParams::ll128_overhead where it has its own).
-    FittedConstant c = time_constant(
-        "protocol_overhead.ll128", 30.0, {}, Region::ramp, "per LL128 send",
-        [](models::Params& p) -> sim::Seconds& { return p.protocols[static_cast<int>(models::Protocol::ll128)].overhead; });
-    c.set = [arch](models::Params& p, double v) { arch_of(p, arch).ll128_overhead = sim::Seconds{v * kUs}; };
-    c.get = [arch](const models::Params& p) {
-      return p.protocol_on(p.arch(arch), models::Protocol::ll128).overhead.count() / kUs;
-    };
-    out.push_back(c);
-  }
+  // LL128's as it runs on this architecture: a fit writes the architecture's own value
+  // (ArchParams::ll128_overhead), read where unset from the protocol's.
+  out.push_back(time_constant(
+      "protocol_overhead.ll128", 30.0, {}, Region::ramp, "per LL128 send",
+      [arch](models::Params& p, sim::Seconds v) { arch_of(p, arch).ll128_overhead = v; },
+      [arch](const models::Params& p) { return p.protocol_on(p.arch(arch), models::Protocol::ll128).overhead; }));
   return out;
 }
 

@@ -214,6 +214,15 @@ double evaluate(const std::vector<const Prepared*>& sets, Region region, const m
 
 FittedConstant time_constant(std::string name, double hi, std::vector<std::string> sets, Region region, std::string why,
                              std::function<sim::Seconds&(models::Params&)> field) {
+  return time_constant(
+      std::move(name), hi, std::move(sets), region, std::move(why),
+      [field](models::Params& p, sim::Seconds v) { field(p) = v; },
+      [field](const models::Params& p) { return field(const_cast<models::Params&>(p)); });
+}
+
+FittedConstant time_constant(std::string name, double hi, std::vector<std::string> sets, Region region, std::string why,
+                             std::function<void(models::Params&, sim::Seconds)> write,
+                             std::function<sim::Seconds(const models::Params&)> in_force) {
   FittedConstant c;
   c.name = std::move(name);
   c.unit = "us";
@@ -224,8 +233,8 @@ FittedConstant time_constant(std::string name, double hi, std::vector<std::strin
   c.datasets = std::move(sets);
   c.region = region;
   c.why = std::move(why);
-  c.set = [field](models::Params& p, double v) { field(p) = sim::Seconds{v * kUs}; };
-  c.get = [field](const models::Params& p) { return field(const_cast<models::Params&>(p)).count() / kUs; };
+  c.set = [write](models::Params& p, double v) { write(p, sim::Seconds{v * kUs}); };
+  c.get = [in_force](const models::Params& p) { return in_force(p).count() / kUs; };
   return c;
 }
 

@@ -45,6 +45,11 @@ const std::vector<FittedConstant>& fitted_constants();
 // `sets` (empty: the caller's data) in `region`, read and written through `field`.
 FittedConstant time_constant(std::string name, double hi, std::vector<std::string> sets, Region region, std::string why,
                              std::function<sim::Seconds&(models::Params&)> field);
+// The same for a value the model reads as `in_force` (a field where it is set, another value
+// where not: ArchParams::ll128_overhead over the protocol's) and a fit writes with `write`.
+FittedConstant time_constant(std::string name, double hi, std::vector<std::string> sets, Region region, std::string why,
+                             std::function<void(models::Params&, sim::Seconds)> write,
+                             std::function<sim::Seconds(const models::Params&)> in_force);
 
 // How a data set's errors in a region add up to its share of the objective: the median |error|
 // (robust; what the [F] constants are fitted with), or the mean |error| with each error capped
