@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <queue>
 #include <span>
 
@@ -430,12 +431,12 @@ struct Shares {
           for (std::size_t c = 0; c < cap_values.size(); ++c) integral[c] += std::min(cap_values[c], share) * (t - last);
         }
         last = t;
-        const auto& w = sends[e][at / 2];
         if (at % 2 == 0) {
           began[e] = integral[cap_of[e]];
           ++active;
         } else {
           --active;
+          const auto& w = sends[e][at / 2];
           const double span = w.second - w.first;
           double& r = out[e][at / 2];
           r = std::min(r, span > 0.0 ? (integral[cap_of[e]] - began[e]) / span : capacity[l]);
@@ -671,21 +672,30 @@ double staggered_spacing(const PlanBuilder& b, const std::vector<Edge>& edges, c
   return slowest;
 }
 
-std::vector<double> duty_shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
-                                      double bytes, const std::vector<double>& pause, const std::vector<int>& group,
-                                      Sharing sharing, double min_period, int rounds) {
-  const Shares shares(b, edges, cap);
+namespace {
+
+// duty_shared_rates over shares already built (ring_time reuses them for its phased play).
+std::vector<double> duty_rates(const Shares& shares, double bytes, const std::vector<double>& pause,
+                               const std::vector<int>& group, Sharing sharing, double min_period, int rounds) {
   auto rates = shares.solve();
-  const int groups = edges.empty() ? 0 : *std::max_element(group.begin(), group.end()) + 1;
+  const std::size_t n = pause.size();
+  const int groups = n == 0 ? 0 : *std::max_element(group.begin(), group.end()) + 1;
   for (int round = 0; round < rounds; ++round) {
     std::vector<double> period(static_cast<std::size_t>(groups), min_period);
-    for (std::size_t e = 0; e < edges.size(); ++e)
-      period[group[e]] = std::max(period[group[e]], pause[e] + bytes / rates[e]);
-    std::vector<double> duty(edges.size());
-    for (std::size_t e = 0; e < edges.size(); ++e) duty[e] = (bytes / rates[e]) / period[group[e]];
+    for (std::size_t e = 0; e < n; ++e) period[group[e]] = std::max(period[group[e]], pause[e] + bytes / rates[e]);
+    std::vector<double> duty(n);
+    for (std::size_t e = 0; e < n; ++e) duty[e] = (bytes / rates[e]) / period[group[e]];
     rates = shares.rates(duty, sharing);
   }
   return rates;
+}
+
+}  // namespace
+
+std::vector<double> duty_shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
+                                      double bytes, const std::vector<double>& pause, const std::vector<int>& group,
+                                      Sharing sharing, double min_period, int rounds) {
+  return duty_rates(Shares(b, edges, cap), bytes, pause, group, sharing, min_period, rounds);
 }
 
 std::vector<sim::NodeId> nvls_start_nodes(PlanBuilder& b, int ranks) {
@@ -786,6 +796,7 @@ double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vec
   // per-send overhead, the step latency, the wait for its ring's slowest hop); the others on
   // its links take that time (shared_rates' duty, duty_shared_rates' fixed point).
   std::vector<double> rates;
+  std::optional<Shares> shares;   // built once for rings that share links: their rates, then the phased play
   if (orders.size() > 1) {
     std::vector<double> pause;
     std::vector<int> group;
@@ -796,7 +807,8 @@ double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vec
     const double floor = through ? b.protocol().overhead.count() + *std::max_element(latency.begin(), latency.end()) : 0.0;
     for (std::size_t e = 0; e < edges.size(); ++e)
       pause.push_back(b.protocol().overhead.count() + (through && !whole[e] ? 0.0 : latency[e]));
-    rates = duty_shared_rates(b, edges, cap, block.count() / loops, pause, group, Sharing::mean_concurrency, floor);
+    shares.emplace(b, edges, cap);
+    rates = duty_rates(*shares, block.count() / loops, pause, group, Sharing::mean_concurrency, floor, kDutyRounds);
   } else {
     rates = shared_rates(b, edges, cap);
   }
@@ -830,12 +842,11 @@ double ring_time(const PlanBuilder& b, Collective op, const std::vector<std::vec
       // on one link send when the play says, not at random phases as the duty's mean
       // concurrency assumes, and share the link while they overlap. Each send is replayed at
       // the rate its overlaps gave it (Shares::overlapped), kPhasedRounds times.
-      const Shares shares(b, edges, cap);
       std::vector<std::vector<Window>> sends(edges.size());
       for (int round = 0; round < kPhasedRounds; ++round) {
         for (auto& w : sends) w.clear();
         play(&sends);
-        each = shares.overlapped(sends);
+        each = shares->overlapped(sends);
       }
     }
     return play(nullptr);

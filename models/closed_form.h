@@ -65,6 +65,8 @@ std::vector<double> shared_rates(const PlanBuilder& b, const std::vector<Edge>& 
 std::vector<double> drained_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
                                   const std::vector<double>& volume);
 
+inline constexpr int kDutyRounds = 4;
+
 // shared_rates with the duty found by a fixed point of `rounds` rounds: each edge sends
 // `bytes` once per period of its group (`group[e]`: edges that advance together, as a ring's
 // steps or a tree's steady state) and pauses for the rest. The group's period is its slowest
@@ -75,7 +77,7 @@ std::vector<double> drained_rates(const PlanBuilder& b, const std::vector<Edge>&
 std::vector<double> duty_shared_rates(const PlanBuilder& b, const std::vector<Edge>& edges, sim::BytesPerSec cap,
                                       double bytes, const std::vector<double>& pause, const std::vector<int>& group,
                                       Sharing sharing = Sharing::mean_concurrency, double min_period = 0.0,
-                                      int rounds = 4);
+                                      int rounds = kDutyRounds);
 
 // The first chunk's way through a pipelined tree (s): the slowest path from a leaf up to the
 // root and back down, hop by hop. A hop costs the per-send overhead, `bytes` at its rate and
