@@ -216,6 +216,9 @@ std::optional<std::string> direct_why_not_protocol(const Machine& machine, const
   const sim::Bytes bytes = p2p_largest_send(problem);
   const Protocol rule = p2p_protocol(machine, problem, bytes);
   if (protocol == rule) return std::nullopt;
+  if (!p2p_shape(machine, problem).ll)
+    return fmt::format("NCCL sends point to point across nodes with Simple: it allocates no LL buffers for "
+                       "the network (NCCL_ALLOC_P2P_NET_LL_BUFFERS=0)");
   return fmt::format("NCCL sends {} point to point with {}, not tuned: LL up to 16 KiB per channel "
                      "(NCCL_P2P_LL_THRESHOLD), Simple above",
                      sim::format_size(bytes), rule == Protocol::ll ? "LL" : "Simple");

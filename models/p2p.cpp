@@ -11,7 +11,12 @@
 //   - parts: one node: step / 8 to step x 32; several nodes: step / 2 to step, where the step
 //     is the P2P chunk (512 KiB over NVLink in one node, 128 KiB over PCIe or the network).
 //   - the protocol is not tuned: LL where the operation's bytes are at most
-//     NCCL_P2P_LL_THRESHOLD (16 KiB, the default) per channel, else Simple; never LL128.
+//     NCCL_P2P_LL_THRESHOLD (16 KiB, the default) per channel, else Simple; never LL128; and
+//     never LL over the network: a connection runs LL only where it has LL buffers, and the
+//     net transport's P2P connections get them only with NCCL_ALLOC_P2P_NET_LL_BUFFERS=1
+//     (src/transport/net.cc, src/init.cc: default 0 since NCCL 2.14, "LL protocol for ...
+//     network communication (off by default)"; RCCL's default is 0 too). Params::p2p_net_ll
+//     models the setting.
 // A P2P channel moves at most the architecture's p2p_channel_bw each way.
 #include <algorithm>
 #include <cmath>
@@ -88,6 +93,7 @@ P2pShape p2p_shape(const Machine& machine, const Problem& problem) {
   const TierClass tier = p2p_tier(machine, problem);
   const double step = machine.params().p2p_chunk[static_cast<int>(tier)].count();
   const bool multi_node = tier == TierClass::net;
+  shape.ll = !multi_node || machine.params().p2p_net_ll;
   shape.step = step;
   shape.min_part = multi_node ? step / 2 : step / 8;
   shape.max_part = multi_node ? step : step * 32;
@@ -124,7 +130,7 @@ sim::Bytes p2p_chunk(const Params& params, const P2pShape& shape, Protocol proto
 
 Protocol p2p_protocol(const P2pShape& shape, sim::Bytes bytes) {
   constexpr double kLlThreshold = 16384.0;   // NCCL_P2P_LL_THRESHOLD's default, bytes per channel
-  return bytes.count() <= p2p_channels(shape, bytes) * kLlThreshold ? Protocol::ll : Protocol::simple;
+  return shape.ll && bytes.count() <= p2p_channels(shape, bytes) * kLlThreshold ? Protocol::ll : Protocol::simple;
 }
 
 Protocol p2p_protocol(const Machine& machine, const Problem& problem, sim::Bytes bytes) {

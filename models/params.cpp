@@ -169,7 +169,7 @@ Params parse_params(std::string_view yaml_text, const std::string& source) {
   const Reader r;
   const Value root = input::read_yaml_text(std::string(yaml_text), source);
   r.only_keys(root, {"protocols", "ring_simple_chunk_steps", "nvls_chunk", "p2p_chunk", "latency",
-                     "architectures", "host_launch", "net_socket"}, "parameters");
+                     "architectures", "host_launch", "net_socket", "p2p_net_ll"}, "parameters");
   Params p;
   p.source = source;
   const auto& protos = r.need(root, "protocols", "parameters");
@@ -213,6 +213,7 @@ Params parse_params(std::string_view yaml_text, const std::string& source) {
   p.p2p_chunk[0] = r.scalar<sim::Bytes>(r.need(p2p, "nvlink", "p2p_chunk"), size_of, "p2p_chunk.nvlink");
   p.p2p_chunk[1] = r.scalar<sim::Bytes>(r.need(p2p, "pcie", "p2p_chunk"), size_of, "p2p_chunk.pcie");
   p.p2p_chunk[2] = r.scalar<sim::Bytes>(r.need(p2p, "net", "p2p_chunk"), size_of, "p2p_chunk.net");
+  if (const Value* v = input::find(root, "p2p_net_ll")) p.p2p_net_ll = input::as_bool(*v, "p2p_net_ll");
   for (auto c : p.p2p_chunk)
     if (c.count() < 1.0) r.fail(p2p, "p2p_chunk: expected sizes of at least 1B");
   if (p.nvls_chunk.count() < 1.0) r.fail(r.need(root, "nvls_chunk", "parameters"), "nvls_chunk: expected at least 1B");

@@ -94,6 +94,9 @@ struct Params {
   int ring_simple_chunk_steps = 4;
   sim::Bytes nvls_chunk;                      // per channel per step
   std::array<sim::Bytes, 3> p2p_chunk{};      // indexed by TierClass
+  // NCCL_ALLOC_P2P_NET_LL_BUFFERS: point-to-point over the network may run LL (NCCL's default,
+  // false: Simple only; models/p2p.cpp).
+  bool p2p_net_ll = false;
   // Every algorithm's row: its own where the file has one, else the row its descriptor's
   // latency_row names (models/algorithm.h).
   std::map<Algorithm, LatencyRow> latency;

@@ -90,6 +90,7 @@ struct P2pShape {
   int max_channels = 1, min_channels = 1;   // a peer's limit; where an operation starts
   double min_part = 0.0, max_part = 0.0;    // bytes per channel part
   double step = 0.0;                        // the P2P chunk of the operation's tier (bytes)
+  bool ll = true;                           // LL may run: false across nodes unless Params::p2p_net_ll
 };
 P2pShape p2p_shape(const Machine& machine, const Problem& problem);
 int p2p_channels(const P2pShape& shape, sim::Bytes bytes);
@@ -98,7 +99,11 @@ int p2p_channels(const P2pShape& shape, sim::Bytes bytes);
 sim::Bytes p2p_chunk(const Params& params, const P2pShape& shape, Protocol protocol, sim::Bytes bytes, bool network);
 // The protocol NCCL runs a point-to-point operation of `bytes` with: it does not tune it, but
 // takes LL where the bytes are at most NCCL_P2P_LL_THRESHOLD (16 KiB) per channel and Simple
-// above, never LL128 (addP2pToPlan).
+// above, never LL128 (addP2pToPlan); across nodes always Simple, as NCCL allocates no LL
+// buffers for point-to-point over the network (NCCL_ALLOC_P2P_NET_LL_BUFFERS=0, the default
+// since NCCL 2.14 and in RCCL; Params::p2p_net_ll sets it). One protocol per operation: where
+// ranks span nodes, the sends inside a node run Simple too (NCCL would give them LL; the
+// network's sends set the time).
 Protocol p2p_protocol(const P2pShape& shape, sim::Bytes bytes);
 Protocol p2p_protocol(const Machine& machine, const Problem& problem, sim::Bytes bytes);
 // The send whose bytes that rule reads for a whole operation: send_recv's one send,

@@ -151,7 +151,7 @@ TEST_CASE("NCCL's P2P channels for one send on HGX H100: 4 up to 64 MiB, doublin
   CHECK(at256 > 3.0 * at64);
 }
 
-TEST_CASE("NCCL's point-to-point across nodes: LL to 16 KiB a channel, Simple above, 4 channels per 400G NIC, the NIC the bound") {
+TEST_CASE("NCCL's point-to-point across nodes: Simple (with net LL buffers, LL to 16 KiB a channel), 4 channels per 400G NIC, the NIC the bound") {
   // src/enqueue.cc addP2pToPlan: the protocol is not tuned; src/graph/paths.cc (NCCL >= 2.29):
   // a peer on another node gets max(1 NIC, divUp(50 GB/s, 14)) = 4 channels; before, 2.
   const topo::LinkGraph g = topo::load_topology(testing::shipped("cluster-b200-ib.yaml"));   // 2 nodes
@@ -161,15 +161,20 @@ TEST_CASE("NCCL's point-to-point across nodes: LL to 16 KiB a channel, Simple ab
   Params older = default_params();
   for (auto& entry : older.architectures) entry.second.p2p_net_channel_bw = sim::BytesPerSec::unlimited();
   CHECK(p2p_channels(Machine(g, older), p, p.size) == 2);
-  // 16 KiB on one channel is LL; 64 KiB (still one channel: parts from 64 KiB) is Simple; never LL128.
+  // Never LL128. With LL buffers for the network (p2p_net_ll), 16 KiB on one channel is LL and
+  // 64 KiB (still one channel: parts from 64 KiB) Simple; without (NCCL's default), both Simple.
   CHECK(why_not(m, p, Algorithm::direct, Protocol::ll128).has_value());
+  Params net_ll = default_params();
+  net_ll.p2p_net_ll = true;
+  const Machine ml(g, net_ll);
   for (double kib : {16.0, 64.0}) {
     p.size = sim::Bytes{kib * 1024};
     CAPTURE(kib);
-    CHECK(p2p_channels(m, p, p.size) == 1);
+    CHECK(p2p_channels(ml, p, p.size) == 1);
     const Protocol expected = kib <= 16.0 ? Protocol::ll : Protocol::simple;
-    CHECK(tune(m, p, TunerOptions{}).best.protocol == expected);
-    CHECK(why_not(m, p, Algorithm::direct, expected == Protocol::ll ? Protocol::simple : Protocol::ll).has_value());
+    CHECK(tune(ml, p, TunerOptions{}).best.protocol == expected);
+    CHECK(why_not(ml, p, Algorithm::direct, expected == Protocol::ll ? Protocol::simple : Protocol::ll).has_value());
+    CHECK(tune(m, p, TunerOptions{}).best.protocol == Protocol::simple);
   }
   // 256 MiB: the GPUs post 128 KiB chunks every overhead and the proxy's NIC moves them, so the
   // two ranks that cross nodes run at their NIC's rate (400 Gb/s x 0.96 = 48 GB/s), not at
@@ -185,23 +190,58 @@ TEST_CASE("NCCL's point-to-point across nodes: LL to 16 KiB a channel, Simple ab
 }
 
 TEST_CASE("an all_to_all's protocol is the rule's for its largest piece: size / n, or the matrix's largest entry") {
-  const topo::LinkGraph g = topo::load_topology(testing::shipped("cluster-b200-ib.yaml"));   // 2 nodes, 16 GPUs
+  const topo::LinkGraph g = topo::load_topology(testing::shipped("hgx-b200.yaml"));   // one node, 8 GPUs
   const Machine m(g, default_params());
   const int n = static_cast<int>(g.gpus().size());
   Problem p{Collective::all_to_all, sim::Bytes{n * 8.0 * 1024}, g.gpus(), 0};   // 8 KiB to each peer
   CHECK(p2p_largest_send(p).count() == rel_approx(8.0 * 1024));
   CHECK(p2p_protocol(m, p, p2p_largest_send(p)) == Protocol::ll);
   CHECK(tune(m, p, TunerOptions{}).best.protocol == Protocol::ll);
-  // 1 KiB to each peer, but rank 3 sends 1 MiB to rank 12: Simple for the whole operation, and the
+  // 1 KiB to each peer, but rank 3 sends 1 MiB to rank 6: Simple for the whole operation, and the
   // shape's overload agrees with the machine's.
   p.matrix.assign(static_cast<std::size_t>(n * n), 1024.0);
-  p.matrix[3 * n + 12] = 1024.0 * 1024;
+  p.matrix[3 * n + 6] = 1024.0 * 1024;
   CHECK(p2p_largest_send(p).count() == rel_approx(1024.0 * 1024));
   CHECK(p2p_protocol(p2p_shape(m, p), p2p_largest_send(p)) == Protocol::simple);
   CHECK(tune(m, p, TunerOptions{}).best.protocol == Protocol::simple);
   CHECK(why_not(m, p, Algorithm::direct, Protocol::ll).has_value());
   p.op = Collective::send_recv;
   CHECK(p2p_largest_send(p).count() == rel_approx(p.size.count()));
+}
+
+TEST_CASE("point to point across nodes runs Simple at every size: NCCL allocates no LL buffers for the network") {
+  // src/transport/net.cc: the net transport's P2P connections get LL buffers only with
+  // NCCL_ALLOC_P2P_NET_LL_BUFFERS=1 (src/init.cc, default 0); addP2pToPlan takes LL only where
+  // every connection has them.
+  const topo::LinkGraph g = topo::load_topology(testing::shipped("cluster-b200-ib.yaml"));   // 2 nodes, 16 GPUs
+  const Machine m(g, default_params());
+  const int n = static_cast<int>(g.gpus().size());
+  Problem p{Collective::all_to_all, sim::Bytes{n * 1024.0}, g.gpus(), 0};   // 1 KiB to each peer
+  CHECK_FALSE(p2p_shape(m, p).ll);
+  CHECK(p2p_protocol(m, p, p2p_largest_send(p)) == Protocol::simple);
+  CHECK(tune(m, p, TunerOptions{}).best.protocol == Protocol::simple);
+  const auto why = why_not(m, p, Algorithm::direct, Protocol::ll);
+  REQUIRE(why.has_value());
+  CHECK(why->find("NCCL_ALLOC_P2P_NET_LL_BUFFERS") != std::string::npos);
+  p.op = Collective::send_recv;
+  CHECK(tune(m, p, TunerOptions{}).best.protocol == Protocol::simple);
+  // With NCCL_ALLOC_P2P_NET_LL_BUFFERS=1 (p2p_net_ll) the rule's threshold applies again.
+  Params with_ll = default_params();
+  with_ll.p2p_net_ll = true;
+  const Machine ml(g, with_ll);
+  CHECK(p2p_shape(ml, p).ll);
+  CHECK(tune(ml, p, TunerOptions{}).best.protocol == Protocol::ll);
+  CHECK(run_collective(ml, p, tune(ml, p, TunerOptions{}).best, Method::simulate).time <
+        run_collective(m, p, tune(m, p, TunerOptions{}).best, Method::simulate).time);
+  // The same 1 KiB between two GPUs of one node keeps LL; so does a rack's NVLink domain,
+  // which is one node (trays on NVLink, not the network).
+  Problem local{Collective::send_recv, sim::Bytes{1024.0}, {g.gpus()[0], g.gpus()[1]}, 0};
+  CHECK(tune(m, local, TunerOptions{}).best.protocol == Protocol::ll);
+  const topo::LinkGraph rack = topo::load_topology(testing::shipped("gb200-nvl72.yaml"));
+  const Machine r(rack, default_params());
+  Problem trays{Collective::send_recv, sim::Bytes{1024.0}, {rack.gpus()[0], rack.gpus()[40]}, 0};
+  CHECK(p2p_shape(r, trays).ll);
+  CHECK(tune(r, trays, TunerOptions{}).best.protocol == Protocol::ll);
 }
 
 TEST_CASE("an all_to_all piece moves as NCCL's P2P chains: every chunk of every channel pays the per-send overhead") {
