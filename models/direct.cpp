@@ -214,10 +214,11 @@ Estimate direct_closed_form(PlanBuilder& b, sim::Seconds launch) {
 // the other protocol is refused, with the reason.
 std::optional<std::string> direct_why_not_protocol(const Machine& machine, const Problem& problem, Protocol protocol) {
   const sim::Bytes bytes = p2p_largest_send(problem);
-  const Protocol rule = p2p_protocol(machine, problem, bytes);
+  const P2pShape shape = p2p_shape(machine, problem);
+  const Protocol rule = p2p_protocol(shape, bytes);
   if (protocol == rule) return std::nullopt;
-  if (!p2p_shape(machine, problem).ll)
-    return fmt::format("NCCL sends point to point across nodes with Simple: it allocates no LL buffers for "
+  if (!shape.ll)
+    return std::string("NCCL sends point to point across nodes with Simple: it allocates no LL buffers for "
                        "the network (NCCL_ALLOC_P2P_NET_LL_BUFFERS=0)");
   return fmt::format("NCCL sends {} point to point with {}, not tuned: LL up to 16 KiB per channel "
                      "(NCCL_P2P_LL_THRESHOLD), Simple above",
