@@ -22,8 +22,20 @@ Machine::Machine(const topo::LinkGraph& graph, const Params& params, Transports 
     const sim::BytesPerSec read = graph.device(link.from).read_bandwidth;
     if (read.count() > 0.0) links_[i].capacity = std::min(links_[i].capacity, read * graph.link_share(static_cast<sim::LinkId>(i)));
   }
+  for (topo::DeviceId i = 0; i < graph.device_count(); ++i) {
+    const auto& d = graph.device(i);
+    if (d.kind != topo::DeviceKind::cpu || d.node < 0 || d.vendor.empty()) continue;
+    if (cpu_vendors_.size() <= static_cast<std::size_t>(d.node)) cpu_vendors_.resize(static_cast<std::size_t>(d.node) + 1);
+    if (cpu_vendors_[static_cast<std::size_t>(d.node)].empty()) cpu_vendors_[static_cast<std::size_t>(d.node)] = d.vendor;
+  }
   staged_.resize(graph.device_count());
   for (topo::DeviceId gpu : graph.gpus()) staged_[gpu].assign(router_.gpus_in_node(graph.device(gpu).node), -1);
+}
+
+const std::string& Machine::cpu_vendor(int node) const {
+  static const std::string unknown;
+  return node >= 0 && static_cast<std::size_t>(node) < cpu_vendors_.size() ? cpu_vendors_[static_cast<std::size_t>(node)]
+                                                                           : unknown;
 }
 
 std::optional<topo::DeviceId> Machine::cpu_of(topo::DeviceId gpu) const {

@@ -127,6 +127,9 @@ class Machine {
   sim::Seconds wire_latency(std::span<const sim::LinkId> route) const;
   TierClass tier_class(std::span<const sim::LinkId> route) const;    // slowest class crossed
   int node_of(topo::DeviceId device) const { return graph_.device(device).node; }
+  // Who made a node's CPUs ("intel", "amd", "arm"; its first CPU that says), empty where the
+  // topology does not say.
+  const std::string& cpu_vendor(int node) const;
   // The multicast-capable NVSwitch a GPU reaches over one NVLink, with the link each way.
   struct SwitchPort {
     topo::DeviceId nvswitch;
@@ -146,6 +149,7 @@ class Machine {
   std::string arch_name_;
   std::vector<sim::LinkSpec> links_;
   Transports transports_;
+  std::vector<std::string> cpu_vendors_;   // by node
   std::optional<topo::DeviceId> cpu_of(topo::DeviceId gpu) const;
   // The route between nodes with each side without GDR detoured through its GPU's socket;
   // nullopt when both sides use GDR.

@@ -69,7 +69,7 @@ ArchParams read_arch(const Reader& r, const Value& n, const std::string& where) 
   a.channels = r.count(r.need(n, "channels", where), where + ".channels", 1, 64);
   a.nvls_channels = r.count(r.need(n, "nvls_channels", where), where + ".nvls_channels", 1, 1024);
   a.nvls_efficiency = r.number(r.need(n, "nvls_efficiency", where), where + ".nvls_efficiency");
-  a.ll_max = r.triple<sim::BytesPerSec>(r.need(n, "ll_max", where), rate_of, where + ".ll_max");
+  a.ll_max = r.scalar<sim::BytesPerSec>(r.need(n, "ll_max", where), rate_of, where + ".ll_max");
   a.ll128_per_channel = r.scalar<sim::BytesPerSec>(r.need(n, "ll128_per_channel", where), rate_of,
                                                    where + ".ll128_per_channel");
   if (const Value* v = input::find(n, "shm_bandwidth"))
@@ -169,7 +169,7 @@ Params parse_params(std::string_view yaml_text, const std::string& source) {
   const Reader r;
   const Value root = input::read_yaml_text(std::string(yaml_text), source);
   r.only_keys(root, {"protocols", "ring_simple_chunk_steps", "nvls_chunk", "p2p_chunk", "latency",
-                     "architectures", "host_launch", "net_socket", "p2p_net_ll"}, "parameters");
+                     "architectures", "host_launch", "net_socket", "p2p_net_ll", "ll_max_net"}, "parameters");
   Params p;
   p.source = source;
   const auto& protos = r.need(root, "protocols", "parameters");
@@ -214,6 +214,20 @@ Params parse_params(std::string_view yaml_text, const std::string& source) {
   p.p2p_chunk[1] = r.scalar<sim::Bytes>(r.need(p2p, "pcie", "p2p_chunk"), size_of, "p2p_chunk.pcie");
   p.p2p_chunk[2] = r.scalar<sim::Bytes>(r.need(p2p, "net", "p2p_chunk"), size_of, "p2p_chunk.net");
   if (const Value* v = input::find(root, "p2p_net_ll")) p.p2p_net_ll = input::as_bool(*v, "p2p_net_ll");
+  const auto& llnet = r.need(root, "ll_max_net", "parameters");
+  r.only_keys(llnet, {"amd", "other"}, "ll_max_net");
+  const auto pair = [&](const char* key, std::array<sim::BytesPerSec, 2>& out) {
+    const std::string where = fmt::format("ll_max_net.{}", key);
+    const Value& v = r.need(llnet, key, "ll_max_net");
+    if (v.kind != Value::Kind::sequence || v.items.size() != 2)
+      r.fail(v, where + ": expected [2 nodes, more than 2 nodes]");
+    for (std::size_t i = 0; i < 2; ++i) {
+      out[i] = r.scalar<sim::BytesPerSec>(v.items[i], rate_of, where);
+      if (out[i].count() <= 0.0) r.fail(v.items[i], where + ": expected a positive rate");
+    }
+  };
+  pair("amd", p.ll_max_net.amd);
+  pair("other", p.ll_max_net.other);
   for (auto c : p.p2p_chunk)
     if (c.count() < 1.0) r.fail(p2p, "p2p_chunk: expected sizes of at least 1B");
   if (p.nvls_chunk.count() < 1.0) r.fail(r.need(root, "nvls_chunk", "parameters"), "nvls_chunk: expected at least 1B");

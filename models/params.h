@@ -48,7 +48,7 @@ struct ArchParams {
   int channels = 16;
   int nvls_channels = 16;
   double nvls_efficiency = 0.0;
-  std::array<sim::BytesPerSec, 3> ll_max{};   // by node count: 1, 2, more
+  sim::BytesPerSec ll_max;   // LL's cap inside one node (across nodes: Params::ll_max_net)
   sim::BytesPerSec ll128_per_channel;
   std::map<topo::Tier, double> link_efficiency;
   // P2P off: what one GPU-to-GPU transfer staged through host memory (NCCL's SHM transport)
@@ -97,6 +97,14 @@ struct Params {
   // NCCL_ALLOC_P2P_NET_LL_BUFFERS: point-to-point over the network may run LL (NCCL's default,
   // false: Simple only; models/p2p.cpp).
   bool p2p_net_ll = false;
+  // LL's cap once ranks span nodes, for 2 nodes and for more: NCCL reads its llMaxBws table by
+  // the GPU inside one node but by the hosts' CPU vendor across nodes (src/graph/tuning.cc
+  // ncclTopoTuneModel; RCCL the same). `amd` for AMD hosts (and, in NCCL, hosts of different
+  // vendors), `other` for Intel, Arm and POWER hosts and where the topology does not say.
+  struct LlMaxNet {
+    std::array<sim::BytesPerSec, 2> amd{};
+    std::array<sim::BytesPerSec, 2> other{};
+  } ll_max_net;
   // Every algorithm's row: its own where the file has one, else the row its descriptor's
   // latency_row names (models/algorithm.h).
   std::map<Algorithm, LatencyRow> latency;

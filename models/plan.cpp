@@ -135,6 +135,17 @@ sim::Seconds host_floor(const Machine& machine, const Problem& problem) {
   return machine.params().host_launch * static_cast<double>(std::max(1, problem.gpus_per_thread));
 }
 
+sim::BytesPerSec ll_cap(const Machine& machine, const Problem& problem) {
+  std::set<int> nodes;
+  for (auto gpu : problem.ranks) nodes.insert(machine.node_of(gpu));
+  if (nodes.size() <= 1) return machine.arch().ll_max;
+  // Every node of a topology is built from one template, so one host speaks for all (NCCL reads
+  // hosts of different vendors as AMD's row too).
+  const Params::LlMaxNet& t = machine.params().ll_max_net;
+  const auto& row = machine.cpu_vendor(*nodes.begin()) == "amd" ? t.amd : t.other;
+  return row[nodes.size() == 2 ? 0 : 1];
+}
+
 PlanBuilder::PlanBuilder(const Machine& machine, const Problem& problem, const Choice& choice, Plan& plan)
     : machine_(machine), problem_(problem), choice_(choice), plan_(plan),
       protocol_(machine.params().protocol_on(machine.arch(), choice.protocol)),
@@ -143,6 +154,7 @@ PlanBuilder::PlanBuilder(const Machine& machine, const Problem& problem, const C
   for (auto gpu : problem.ranks) nodes.insert(machine.node_of(gpu));
   nodes_ = static_cast<int>(nodes.size());
   memory_bandwidth_ = machine.graph().device(problem.ranks.front()).memory_bandwidth;
+  ll_cap_ = ll_cap(machine, problem);
   sim::Seconds base = machine.params().base_latency(choice.algorithm, choice.protocol) + machine.arch().launch_overhead;
   // NVLS has no base latency in NCCL's model but one NVLink "step" of 25 us, charged once.
   if (descriptor(choice.algorithm).nvlink_step_at_launch)
@@ -171,7 +183,7 @@ sim::Seconds PlanBuilder::reduction_time(sim::Bytes payload) const {
 sim::BytesPerSec PlanBuilder::protocol_cap() const {
   const ArchParams& a = machine_.arch();
   switch (choice_.protocol) {
-    case Protocol::ll: return a.ll_max[std::min(nodes_, 3) - 1];
+    case Protocol::ll: return ll_cap_;
     case Protocol::ll128: return a.ll128_per_channel * choice_.channels;
     case Protocol::simple: return sim::BytesPerSec::unlimited();
   }

@@ -255,6 +255,7 @@ class PlanBuilder {
   int nodes_ = 1;
   sim::NodeId launch_ = kNoNode;
   sim::BytesPerSec memory_bandwidth_;
+  sim::BytesPerSec ll_cap_;   // ll_cap(machine, problem)
   double nvlink_channels_ = 0.0;
   double channels_per_send() const { return nvlink_channels_ > 0.0 ? nvlink_channels_ : 1.0; }
   std::unordered_map<HopKey, Hop, HopHash> hops_;
@@ -262,6 +263,11 @@ class PlanBuilder {
   std::vector<std::pair<HopKey, Hop>> last_hop_;
   std::map<std::pair<int, int>, int> rails_;
 };
+
+// What LL moves per GPU at most for these ranks, NCCL's llMaxBws: inside one node the GPU
+// architecture's (ArchParams::ll_max), across nodes the row of the hosts' CPU vendor
+// (Params::ll_max_net: AMD's for AMD hosts, Intel's for any other or unknown).
+sim::BytesPerSec ll_cap(const Machine& machine, const Problem& problem);
 
 // The floor a host thread puts under back-to-back collectives: gpus_per_thread x host_launch.
 sim::Seconds host_floor(const Machine& machine, const Problem& problem);

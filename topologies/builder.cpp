@@ -31,8 +31,10 @@ constexpr std::array<std::string_view, 6> kTopKeys = {"name",  "description", "p
                                                       "node",  "nodes",       "fabric"};
 constexpr std::array<std::string_view, 3> kNodeKeys = {"devices", "links", "nic_binding"};
 constexpr std::array<std::string_view, 2> kBindingKeys = {"gpu", "nic"};
-constexpr std::array<std::string_view, 10> kDeviceKeys = {
-    "kind", "count", "model", "arch", "memory_bandwidth", "memory", "multicast", "host_bridge", "peer_to_peer", "read"};
+constexpr std::array<std::string_view, 11> kDeviceKeys = {"kind",      "count",       "model",        "arch",
+                                                          "memory_bandwidth", "memory", "multicast", "host_bridge",
+                                                          "peer_to_peer", "read", "vendor"};
+constexpr std::array<std::string_view, 3> kCpuVendors = {"intel", "amd", "arm"};
 constexpr std::array<std::string_view, 8> kLinkKeys = {
     "from", "to", "tier", "count", "bandwidth", "link_bandwidth", "latency", "pattern"};
 constexpr std::array<std::string_view, 10> kArchs = {
@@ -144,6 +146,12 @@ Group parse_group(const Value::Entry& e, const std::string& path) {
       g.proto.host_bridge = as_bool(*h, join_path(path, "host_bridge"));
     if (const Value* r = only_for("read", *kind == DeviceKind::nvme, "nvme devices"))
       g.proto.read_bandwidth = as_rate(*r, join_path(path, "read"));
+    if (const Value* m = only_for("vendor", *kind == DeviceKind::cpu, "cpu devices")) {
+      g.proto.vendor = as_string(*m, join_path(path, "vendor"));
+      if (std::find(kCpuVendors.begin(), kCpuVendors.end(), g.proto.vendor) == kCpuVendors.end())
+        fail(*m, fmt::format("{}.vendor: unknown CPU vendor '{}'; {}", path, g.proto.vendor,
+                             suggest(g.proto.vendor, kCpuVendors)));
+    }
   }
   return g;
 }

@@ -323,7 +323,14 @@ std::string XmlImporter::run(const XmlElement& system) {
                      gpus_.size(), model.name, options_.gpu_model ? model.arch : gen.arch, model.memory);
   if (nvswitch_) out += fmt::format("    nvswitch: {{kind: nvswitch, multicast: {}}}\n", model.multicast);
   if (switches_) out += fmt::format("    pcie_switch: {{kind: pcie_switch, count: {}}}\n", switches_);
-  out += fmt::format("    cpu: {{kind: cpu, count: {}}}\n", cpus.size());
+  // The CPU vendor as NCCL reads it (topo.cc kvDictCpuVendor, x86 only; Arm hosts by their arch).
+  const std::string cpu_arch = attribute(*cpus[0], "arch"), cpu_vendor = attribute(*cpus[0], "vendor");
+  const char* vendor = cpu_arch == "arm64" || cpu_arch == "aarch64" ? "arm"
+                       : cpu_vendor == "GenuineIntel"               ? "intel"
+                       : cpu_vendor == "AuthenticAMD"               ? "amd"
+                                                                    : nullptr;
+  if (vendor) out += fmt::format("    cpu: {{kind: cpu, count: {}, vendor: {}}}\n", cpus.size(), vendor);
+  else out += fmt::format("    cpu: {{kind: cpu, count: {}}}\n", cpus.size());
   if (nics_) out += fmt::format("    nic: {{kind: nic, count: {}}}\n", nics_);
   return out + "  links:\n" + links_;
 }

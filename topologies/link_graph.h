@@ -64,6 +64,9 @@ struct Device {
   // PCIe switches: this one is a host bridge (root complex port) rather than a discrete
   // switch, so paths through it read PHB in nvidia-smi's matrix instead of PIX/PXB.
   bool host_bridge = false;
+  // CPUs: who made them, "intel", "amd" or "arm"; empty where the topology does not say.
+  // NCCL reads it for its LL cap across nodes (models::Params::ll_max_net).
+  std::string vendor;
   // NVMe drives: the sustained sequential read rate of the drive itself; its links away from
   // it carry no more than this (models::Machine). 0: the link's rate alone.
   sim::BytesPerSec read_bandwidth;

@@ -244,6 +244,46 @@ TEST_CASE("point to point across nodes runs Simple at every size: NCCL allocates
   CHECK(tune(r, trays, TunerOptions{}).best.protocol == Protocol::ll);
 }
 
+TEST_CASE("LL's cap across nodes is NCCL's llMaxBws row of the hosts' CPU vendor, not the GPU's") {
+  // src/graph/tuning.cc ncclTopoTuneModel (RCCL the same): index1 = nNodes == 1 ? compCapIndex
+  // : (cpuVendor == AMD or MIXED) ? 1 : 0, so {39, 20.4} GB/s for Intel, Arm and POWER hosts
+  // and {22.5, 19} for AMD hosts at 2 and more nodes, whatever the GPU.
+  const auto ranks_of = [](const topo::LinkGraph& g, int gpus) {
+    return Problem{Collective::all_reduce, sim::Bytes{256.0 * 1024 * 1024},
+                   std::vector<topo::DeviceId>(g.gpus().begin(), g.gpus().begin() + gpus), 0};
+  };
+  const topo::LinkGraph b2 = topo::load_topology(testing::shipped("cluster-b200-ib.yaml"), {{"nodes", "2"}});
+  const topo::LinkGraph b4 = topo::load_topology(testing::shipped("cluster-b200-ib.yaml"), {{"nodes", "4"}});
+  const Machine mb2(b2, default_params()), mb4(b4, default_params());
+  CHECK(ll_cap(mb2, ranks_of(b2, 8)).count() == rel_approx(282e9));   // one node: Blackwell's own
+  CHECK(ll_cap(mb2, ranks_of(b2, 16)).count() == rel_approx(39e9));    // Xeon hosts, 2 nodes
+  CHECK(ll_cap(mb4, ranks_of(b4, 32)).count() == rel_approx(20.4e9));  // 4 nodes
+  const topo::LinkGraph a2 = topo::load_topology(testing::shipped("cluster-mi300x-roce.yaml"), {{"nodes", "2"}});
+  const topo::LinkGraph a4 = topo::load_topology(testing::shipped("cluster-mi300x-roce.yaml"), {{"nodes", "4"}});
+  const Machine ma2(a2, default_params()), ma4(a4, default_params());
+  CHECK(ll_cap(ma2, ranks_of(a2, 16)).count() == rel_approx(22.5e9));  // EPYC hosts
+  CHECK(ll_cap(ma4, ranks_of(a4, 32)).count() == rel_approx(19e9));
+  const topo::LinkGraph racks = topo::load_topology(testing::shipped("gb200-nvl72-ib.yaml"), {{"racks", "2"}});
+  const Machine mr(racks, default_params());
+  CHECK(ll_cap(mr, ranks_of(racks, 144)).count() == rel_approx(39e9));  // Grace: NCCL's vendor undefined
+  // The simulation honours the cap: a 256 MiB ring all_reduce with LL on 2 B200 nodes moves each
+  // GPU's 2(n-1)/n x S at 39 GB/s at most, and within 10 % of that (the pipeline's fill and the
+  // NICs, which carry LL's doubled bytes, take the rest).
+  TunerOptions ll;
+  ll.algorithm = Algorithm::ring;
+  ll.protocol = Protocol::ll;
+  const Problem p = ranks_of(b2, 16);
+  const double bound = 2.0 * 15.0 / 16.0 * p.size.count() / 39e9;
+  const double t = run_collective(mb2, p, tune(mb2, p, ll).best, Method::simulate).time.count();
+  CHECK(t >= bound);
+  CHECK(t <= 1.1 * bound);
+  // Under the Blackwell row's 90 GB/s that wiresim read before, the same run takes less than half.
+  Params wide = default_params();
+  wide.ll_max_net.other = {sim::BytesPerSec{90e9}, sim::BytesPerSec{70e9}};
+  const Machine mw(b2, wide);
+  CHECK(run_collective(mw, p, tune(mw, p, ll).best, Method::simulate).time.count() < t / 2.0);
+}
+
 TEST_CASE("an all_to_all piece moves as NCCL's P2P chains: every chunk of every channel pays the per-send overhead") {
   // HGX H100, 1 GiB: each of the 7 pieces a GPU sends is 128 MiB, on 8 P2P channels of 16 MiB,
   // each a chain of 32 chunks of 512 KiB. The chains of a group run in lock step, so the GPU's

@@ -84,6 +84,17 @@ TEST_CASE("an NVMe drive's read rate: a rate with a unit, on nvme devices only")
          "read: applies to nvme devices only, not to a gpu");
 }
 
+TEST_CASE("a CPU's vendor: intel, amd or arm, on cpu devices only") {
+  const std::string hosts = replace(kGood, "    nvswitch:", "    cpu: {kind: cpu, count: 2, vendor: amd}\n    nvswitch:");
+  const LinkGraph g = load_topology_text(hosts, "t.yaml");
+  REQUIRE(g.find("cpu1").has_value());
+  CHECK(g.device(*g.find("cpu1")).vendor == "amd");
+  CHECK(g.device(*g.find("gpu0")).vendor.empty());
+  expect(replace(hosts, "vendor: amd", "vendor: amdd"), 5, "amdd", "unknown CPU vendor 'amdd'; did you mean 'amd'?");
+  expect(replace(kGood, "memory_bandwidth: 3.35TB/s", "memory_bandwidth: 3.35TB/s, vendor: intel"), 4, "intel",
+         "vendor: applies to cpu devices only, not to a gpu");
+}
+
 TEST_CASE("missing fields say which") {
   expect(replace(kGood, ", latency: 250ns", ""), 7, "{from", "missing 'latency'");
   expect(replace(kGood, ", link_bandwidth: 25GB/s", ""), 7, "{from", "missing 'bandwidth'");

@@ -90,6 +90,8 @@ TEST_CASE("IBM Cloud H100 VM dump: 8 GPUs on NVSwitch, a GPU and a NIC per bridg
   const Link& upi = link(g, "cpu0", "cpu1");
   CHECK(upi.tier == Tier::upi);
   CHECK(upi.bandwidth.count() == rel_approx(32e9));
+  // vendor="GenuineIntel": NCCL reads the Intel row of its LL caps across nodes.
+  CHECK(g.device(*g.find("cpu1")).vendor == "intel");
   // NICs in document order: nic0 is mlx5_7, under the first bridge with GPU0; speed 200000 Mb/s.
   CHECK(yaml.find("nic[0]: mlx5_7, busid 0000:a3:00.0, port 1, 200 Gb/s = 25GB/s") != std::string::npos);
   CHECK(yaml.find("One node") != std::string::npos);
@@ -124,6 +126,7 @@ TEST_CASE("Azure NC A100 v4 dump: NVLink-bridged pairs, 4 NUMA nodes, no PCIe sp
   const Link& xgmi = link(g, "cpu1", "cpu3");
   CHECK(xgmi.tier == Tier::xgmi);
   CHECK(xgmi.bandwidth.count() == rel_approx(32e9));
+  CHECK(g.device(*g.find("cpu3")).vendor == "amd");
   CHECK(label(g, "GPU0", "GPU1") == "NV12");
   CHECK(label(g, "GPU0", "GPU2") == "SYS");
   CHECK(label(g, "GPU0", "NIC0") == "NODE");
