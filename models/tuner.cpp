@@ -1,5 +1,7 @@
 #include "models/tuner.h"
 
+#include <set>
+
 #include <fmt/format.h>
 
 #include "models/algorithm.h"
@@ -17,7 +19,41 @@ std::vector<Algorithm> candidate_algorithms(Collective op, bool all) {
   return out;
 }
 
+bool hopper_or_later(const std::string& arch) { return arch == "hopper" || arch == "blackwell"; }
+
 }  // namespace
+
+std::optional<std::string> ll128_off_by_default(const Machine& machine, const Problem& problem) {
+  const std::string& arch = machine.arch_name();
+  if (arch.rfind("cdna", 0) == 0) return std::nullopt;   // RCCL's own rule, not modelled
+  // typeIntra: the worst hop the rings take inside a node (a pair staged through host memory
+  // is a PCIe path to NCCL's search, P2P off included).
+  const auto orders = ring_orders(machine, problem, machine.arch().channels);
+  for (const auto& order : orders)
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const auto a = problem.ranks[static_cast<std::size_t>(order[k])];
+      const auto b = problem.ranks[static_cast<std::size_t>(order[(k + 1) % order.size()])];
+      if (a == b || machine.node_of(a) != machine.node_of(b)) continue;
+      if (machine.staged(a, b) || machine.path_type(a, b) > PathType::nvb)
+        return std::string("NCCL runs LL128 by default only where its rings stay on NVLink inside a node "
+                           "(typeIntra <= NVB); NCCL_PROTO=LL128 (--proto ll128) forces it");
+    }
+  // typeInter: the path from a GPU to its NIC; Hopper and later accept any (C2C, PXN), older
+  // GPUs a NIC behind their own PCIe switches (PIX, PXB).
+  if (!hopper_or_later(arch)) {
+    std::set<int> nodes;
+    for (auto g : problem.ranks) nodes.insert(machine.node_of(g));
+    if (nodes.size() > 1)
+      for (auto g : problem.ranks) {
+        bool near = false;
+        for (auto nic : machine.router().nearest_nics(g)) near = near || machine.path_type(g, nic) <= PathType::pxb;
+        if (!near)
+          return std::string("NCCL runs LL128 by default before Hopper only where each GPU reaches its NIC through "
+                              "PCIe switches (typeInter <= PXB); NCCL_PROTO=LL128 (--proto ll128) forces it");
+      }
+  }
+  return std::nullopt;
+}
 
 int channels_for_size(const Problem& problem, Algorithm algorithm, Protocol protocol, int channels) {
   if (algorithm != Algorithm::ring && algorithm != Algorithm::tree) return channels;
@@ -42,10 +78,17 @@ Decision tune(const Machine& machine, const Problem& problem, const TunerOptions
   const int channels = options.channels.value_or(machine.arch().channels);
   std::optional<sim::Seconds> best_time;
   std::string first_refusal;
+  // NCCL enables LL128 only on some paths unless NCCL_PROTO names it (a forced protocol here).
+  std::optional<std::optional<std::string>> ll128_off;
   for (Algorithm a : algos)
     for (Protocol p : protos) {
       Candidate c{Choice{a, p, channels_for_size(problem, a, p, channels)}, std::nullopt, ""};
-      if (auto reason = why_not(machine, problem, a, p)) {
+      std::optional<std::string> reason = why_not(machine, problem, a, p);
+      if (!reason && p == Protocol::ll128 && !options.protocol) {
+        if (!ll128_off) ll128_off = ll128_off_by_default(machine, problem);
+        reason = *ll128_off;
+      }
+      if (reason) {
         c.note = *reason;
         // Name the protocol only where the user forced it: a refusal for the ranks holds for all.
         if (first_refusal.empty())

@@ -44,6 +44,14 @@ struct Decision {
 // (enqueue.cc topoGetAlgoInfo). Other algorithms keep `channels`.
 int channels_for_size(const Problem& problem, Algorithm algorithm, Protocol protocol, int channels);
 
+// Why NCCL would not run LL128 for these ranks unless NCCL_PROTO asks for it, or nullopt where
+// it would (src/graph/tuning.cc ncclTopoTuneModel, NCCL >= 2.27.5; older NCCL also only on
+// sm70/80/90): only where its rings stay on NVLink inside a node (typeIntra <= NVB), and before
+// Hopper only where every GPU reaches its NIC through PCIe switches (typeInter <= PXB). The
+// tuner leaves LL128 out of an unforced choice where this says so. RCCL decides by its own
+// rule (gfx90a/942/950 with a tuned model): AMD GPUs are not judged here.
+std::optional<std::string> ll128_off_by_default(const Machine& machine, const Problem& problem);
+
 // Throws input::InputError when nothing applies (a forced algorithm that does not fit, say).
 Decision tune(const Machine& machine, const Problem& problem, const TunerOptions& options);
 
