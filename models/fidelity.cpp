@@ -37,7 +37,7 @@ Fidelity closed_form_checked(const Machine& machine, const Problem& problem, con
   f.window_flows = kAutoWindowFlows;
   f.window_slack = kAutoWindowSlack;
   if (!problem.matrix.empty()) return f;
-  const int nodes = static_cast<int>(ranks_by_node(machine, problem).size());
+  const int nodes = node_count(machine, problem);
   for (int k = nodes / 2; k >= 2; k /= 2)
     if (nodes_at(machine, first_nodes(machine, problem, k), choice, problem.size, 1) <= max_nodes) {
       f.check_nodes = k;

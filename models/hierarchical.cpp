@@ -95,7 +95,7 @@ Estimate hierarchical_closed_form(PlanBuilder& b, sim::Seconds launch) {
 // across nodes per local index.
 double hierarchical_plan_size(const Machine& machine, const Problem& problem, const Choice& choice) {
   const double n = static_cast<double>(problem.ranks.size());
-  const double nodes = static_cast<double>(ranks_by_node(machine, problem).size());
+  const double nodes = static_cast<double>(node_count(machine, problem));
   const double g = std::max(1.0, n / nodes);
   const sim::Bytes block = problem.size / g;
   const auto pass = [&](Collective op, double ranks, sim::Bytes bytes, int channels) {

@@ -91,6 +91,8 @@ class Machine {
   const std::vector<sim::LinkSpec>& links() const { return links_; }
   const std::string& arch_name() const { return arch_name_; }
   const ArchParams& arch() const { return params_.arch(arch_name_); }
+  // The GPUs' vendor and NVIDIA compute capability (topo::kGpuArchs).
+  const topo::GpuArch& gpu_arch() const { return topo::gpu_arch(arch_name_); }
 
   std::span<const sim::LinkId> route(topo::DeviceId a, topo::DeviceId b, std::uint32_t flow = 0) const;
   // Between GPUs of two nodes, the route on one rail (Router::route_on_rail); route() for

@@ -295,7 +295,7 @@ Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
 double nvls_tree_plan_size(const Machine& machine, const Problem& problem, const Choice&) {
   const double n = static_cast<double>(problem.ranks.size());
   const double channels = std::max(1, machine.arch().nvls_channels);
-  const int nodes = static_cast<int>(ranks_by_node(machine, problem).size());
+  const int nodes = node_count(machine, problem);
   const int heads = static_cast<int>(problem.ranks.size()) / std::max(1, nodes);
   const double loops = pipeline_units(problem.size, nvls_tree_chunk(machine, problem.size, nodes, heads) *
                                                         (channels * std::max(1, heads)));

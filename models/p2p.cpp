@@ -20,7 +20,6 @@
 // A P2P channel moves at most the architecture's p2p_channel_bw each way.
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 #include "models/plan.h"
 
@@ -59,9 +58,7 @@ int net_peer_channels(const Machine& m, topo::DeviceId gpu) {
 }  // namespace
 
 TierClass p2p_tier(const Machine& machine, const Problem& problem) {
-  std::set<int> nodes;
-  for (auto g : problem.ranks) nodes.insert(machine.node_of(g));
-  if (nodes.size() > 1) return TierClass::net;
+  if (node_count(machine, problem) > 1) return TierClass::net;
   for (std::size_t i = 0; i < problem.ranks.size(); ++i)
     for (std::size_t j = 0; j < problem.ranks.size(); ++j)
       if (i != j && (machine.staged(problem.ranks[i], problem.ranks[j]) ||

@@ -38,6 +38,12 @@ std::vector<std::vector<int>> ranks_by_node(const Machine& machine, const Proble
   return out;
 }
 
+int node_count(const Machine& machine, const Problem& problem) {
+  std::set<int> nodes;
+  for (auto gpu : problem.ranks) nodes.insert(machine.node_of(gpu));
+  return static_cast<int>(nodes.size());
+}
+
 bool one_nvlink_domain(const Machine& machine, const Problem& problem) {
   for (std::size_t i = 0; i < problem.ranks.size(); ++i) {
     const auto next = problem.ranks[(i + 1) % problem.ranks.size()];
@@ -135,26 +141,31 @@ sim::Seconds host_floor(const Machine& machine, const Problem& problem) {
   return machine.params().host_launch * static_cast<double>(std::max(1, problem.gpus_per_thread));
 }
 
-sim::BytesPerSec ll_cap(const Machine& machine, const Problem& problem) {
-  std::set<int> nodes;
-  for (auto gpu : problem.ranks) nodes.insert(machine.node_of(gpu));
-  if (nodes.size() <= 1) return machine.arch().ll_max;
+namespace {
+
+// ll_cap for ranks spanning `nodes` nodes, the first rank on node `first`.
+sim::BytesPerSec ll_cap_of(const Machine& machine, int first, int nodes) {
+  if (nodes <= 1) return machine.arch().ll_max;
   // Every node of a topology is built from one template, so one host speaks for all (NCCL reads
   // hosts of different vendors as AMD's row too).
   const Params::LlMaxNet& t = machine.params().ll_max_net;
-  const auto& row = machine.cpu_vendor(*nodes.begin()) == "amd" ? t.amd : t.other;
-  return row[nodes.size() == 2 ? 0 : 1];
+  const auto& row = machine.cpu_vendor(first) == "amd" ? t.amd : t.other;
+  return row[nodes == 2 ? 0 : 1];
+}
+
+}  // namespace
+
+sim::BytesPerSec ll_cap(const Machine& machine, const Problem& problem) {
+  return ll_cap_of(machine, machine.node_of(problem.ranks.front()), node_count(machine, problem));
 }
 
 PlanBuilder::PlanBuilder(const Machine& machine, const Problem& problem, const Choice& choice, Plan& plan)
     : machine_(machine), problem_(problem), choice_(choice), plan_(plan),
       protocol_(machine.params().protocol_on(machine.arch(), choice.protocol)),
       last_hop_(problem.ranks.size(), {HopKey{-1, -1, 0}, Hop{}}) {
-  std::set<int> nodes;
-  for (auto gpu : problem.ranks) nodes.insert(machine.node_of(gpu));
-  nodes_ = static_cast<int>(nodes.size());
+  nodes_ = node_count(machine, problem);
   memory_bandwidth_ = machine.graph().device(problem.ranks.front()).memory_bandwidth;
-  ll_cap_ = ll_cap(machine, problem);
+  ll_cap_ = ll_cap_of(machine, machine.node_of(problem.ranks.front()), nodes_);
   sim::Seconds base = machine.params().base_latency(choice.algorithm, choice.protocol) + machine.arch().launch_overhead;
   // NVLS has no base latency in NCCL's model but one NVLink "step" of 25 us, charged once.
   if (descriptor(choice.algorithm).nvlink_step_at_launch)

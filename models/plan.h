@@ -112,6 +112,8 @@ sim::Bytes p2p_largest_send(const Problem& problem);
 
 // Ranks grouped by node, in rank order: groups[k] holds indices into problem.ranks.
 std::vector<std::vector<int>> ranks_by_node(const Machine& machine, const Problem& problem);
+// How many nodes the ranks span.
+int node_count(const Machine& machine, const Problem& problem);
 // Whether every node holds the same number of the ranks.
 bool uniform_nodes(const std::vector<std::vector<int>>& by_node);
 // Whether every pair of ranks is joined by NVLink-class links.

@@ -1,6 +1,5 @@
 #include "models/tuner.h"
 
-#include <set>
 
 #include <fmt/format.h>
 
@@ -19,13 +18,11 @@ std::vector<Algorithm> candidate_algorithms(Collective op, bool all) {
   return out;
 }
 
-bool hopper_or_later(const std::string& arch) { return arch == "hopper" || arch == "blackwell"; }
-
 }  // namespace
 
 std::optional<std::string> ll128_off_by_default(const Machine& machine, const Problem& problem) {
-  const std::string& arch = machine.arch_name();
-  if (arch.rfind("cdna", 0) == 0) return std::nullopt;   // RCCL's own rule, not modelled
+  const topo::GpuArch& arch = machine.gpu_arch();
+  if (arch.vendor == topo::GpuVendor::amd) return std::nullopt;   // RCCL's own rule, not modelled
   // typeIntra: the worst hop the rings take inside a node (a pair staged through host memory
   // is a PCIe path to NCCL's search, P2P off included).
   const auto orders = ring_orders(machine, problem, machine.arch().channels);
@@ -40,17 +37,14 @@ std::optional<std::string> ll128_off_by_default(const Machine& machine, const Pr
     }
   // typeInter: the path from a GPU to its NIC; Hopper and later accept any (C2C, PXN), older
   // GPUs a NIC behind their own PCIe switches (PIX, PXB).
-  if (!hopper_or_later(arch)) {
-    std::set<int> nodes;
-    for (auto g : problem.ranks) nodes.insert(machine.node_of(g));
-    if (nodes.size() > 1)
-      for (auto g : problem.ranks) {
-        bool near = false;
-        for (auto nic : machine.router().nearest_nics(g)) near = near || machine.path_type(g, nic) <= PathType::pxb;
-        if (!near)
-          return std::string("NCCL runs LL128 by default before Hopper only where each GPU reaches its NIC through "
-                              "PCIe switches (typeInter <= PXB); NCCL_PROTO=LL128 (--proto ll128) forces it");
-      }
+  if (arch.compute_capability < 90 && node_count(machine, problem) > 1) {
+    for (auto g : problem.ranks) {
+      bool near = false;
+      for (auto nic : machine.router().nearest_nics(g)) near = near || machine.path_type(g, nic) <= PathType::pxb;
+      if (!near)
+        return std::string("NCCL runs LL128 by default before Hopper only where each GPU reaches its NIC through "
+                           "PCIe switches (typeInter <= PXB); NCCL_PROTO=LL128 (--proto ll128) forces it");
+    }
   }
   return std::nullopt;
 }

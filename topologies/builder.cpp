@@ -37,8 +37,12 @@ constexpr std::array<std::string_view, 11> kDeviceKeys = {"kind",      "count", 
 constexpr std::array<std::string_view, 3> kCpuVendors = {"intel", "amd", "arm"};
 constexpr std::array<std::string_view, 8> kLinkKeys = {
     "from", "to", "tier", "count", "bandwidth", "link_bandwidth", "latency", "pattern"};
-constexpr std::array<std::string_view, 10> kArchs = {
-    "volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna2", "cdna3", "cdna4", "unknown"};
+// The names of topo::kGpuArchs, for the suggestion in an error.
+constexpr auto kArchs = [] {
+  std::array<std::string_view, kGpuArchs.size()> names{};
+  for (std::size_t i = 0; i < names.size(); ++i) names[i] = kGpuArchs[i].name;
+  return names;
+}();
 constexpr std::array<std::string_view, 7> kKinds = {"gpu", "nvswitch", "pcie_switch",
                                                     "cpu", "nic",      "switch", "nvme"};
 constexpr std::array<std::string_view, 8> kTiers = {"nvlink", "pcie", "upi", "xgmi",

@@ -39,6 +39,12 @@ bool is_nvlink_class(Tier tier) {
   return tier == Tier::nvlink || tier == Tier::xgmi || tier == Tier::c2c;
 }
 
+const GpuArch& gpu_arch(std::string_view name) {
+  for (const GpuArch& a : kGpuArchs)
+    if (a.name == name) return a;
+  return kGpuArchs.back();
+}
+
 DeviceId LinkGraph::add_device(Device device) {
   const auto id = static_cast<DeviceId>(boost::add_vertex(device, graph_));
   assert(id == out_.size());

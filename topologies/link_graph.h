@@ -13,6 +13,7 @@
 //   const Link& l = g.link(g.out_links(g.gpus()[0])[0]);        // gpu0 -> nvswitch
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -43,6 +44,25 @@ std::optional<Tier> tier_from_string(std::string_view s);
 bool is_network_tier(Tier tier);
 // NVLink-class tiers (nvlink, xgmi, c2c): GPU-to-GPU fabrics with no host in between.
 bool is_nvlink_class(Tier tier);
+
+// The GPU architectures a topology may name (a gpu device's `arch`). NVIDIA's carry the
+// compute capability x 10 of their first part, which NCCL's tuning tables are indexed by
+// (src/graph/tuning.cc: compCapIndex); AMD's carry 0 (RCCL tunes by gfx name, not modelled).
+enum class GpuVendor { nvidia, amd, unknown };
+struct GpuArch {
+  std::string_view name;
+  GpuVendor vendor;
+  int compute_capability;  // x 10: hopper 90; 0 for AMD and unknown
+};
+inline constexpr std::array<GpuArch, 10> kGpuArchs = {{
+    {"volta", GpuVendor::nvidia, 70},    {"turing", GpuVendor::nvidia, 75},
+    {"ampere", GpuVendor::nvidia, 80},   {"ada", GpuVendor::nvidia, 89},
+    {"hopper", GpuVendor::nvidia, 90},   {"blackwell", GpuVendor::nvidia, 100},
+    {"cdna2", GpuVendor::amd, 0},        {"cdna3", GpuVendor::amd, 0},
+    {"cdna4", GpuVendor::amd, 0},        {"unknown", GpuVendor::unknown, 0},
+}};
+// The entry of that name; the "unknown" entry for a name not in the table.
+const GpuArch& gpu_arch(std::string_view name);
 
 struct Device {
   std::string name;          // unique: "node3.gpu5", "leaf2", "spine0"

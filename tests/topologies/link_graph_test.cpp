@@ -51,3 +51,15 @@ TEST_CASE("a duplex link is two directed links with dense ids; overlays change o
   CHECK(specs[1].capacity.count() == 50e9);
   CHECK(specs[0].latency.count() == rel_approx(115e-9));
 }
+
+TEST_CASE("GPU architectures: NVIDIA's compute capability orders them; AMD's and unknown names carry none") {
+  CHECK(gpu_arch("hopper").compute_capability == 90);
+  CHECK(gpu_arch("blackwell").compute_capability == 100);
+  CHECK(gpu_arch("ampere").compute_capability < gpu_arch("hopper").compute_capability);
+  CHECK(gpu_arch("volta").vendor == GpuVendor::nvidia);
+  CHECK(gpu_arch("cdna3").vendor == GpuVendor::amd);
+  CHECK(gpu_arch("cdna3").compute_capability == 0);
+  // A name outside the table (a Machine with no GPU reads "default") is the unknown entry.
+  CHECK(gpu_arch("default").name == "unknown");
+  CHECK(gpu_arch("default").vendor == GpuVendor::unknown);
+}
