@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -145,6 +146,16 @@ DataFile read_data(const std::string& path) {
     p.time_us = next->as_number(fields[1], "time_us");
     if (!(p.size > 0) || !(p.time_us > 0) || p.size > 1e15 || p.time_us > 1e12)
       next->fail(1, fmt::format("expected a positive size_bytes and time_us, got '{}'", line));
+    if (fields.size() >= 3 && !fields[2].text.empty()) {
+      // nccl-tests prints algbw = size / time in GB/s with two decimals, so a row whose own
+      // columns disagree beyond that rounding was mistyped (a size, time or rate off by a digit).
+      const double algbw = next->as_number(fields[2], "algbw_GBps");
+      const double expected = p.size / p.time_us / 1e3;
+      if (std::abs(algbw - expected) > 0.006 + 0.002 * expected)
+        next->fail(fields[2].column,
+                   fmt::format("algbw_GBps {} disagrees with size_bytes / time_us = {:.3f} GB/s; is the size, "
+                               "the time or the rate mistyped?", fields[2].text, expected));
+    }
     d.points.push_back(p);
   }
   if (!header) throw InputError(path, 0, 0, "no 'size_bytes,time_us,...' header: not an nccl-tests CSV");

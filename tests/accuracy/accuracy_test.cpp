@@ -68,7 +68,7 @@ std::vector<Prepared> fit_sets() {
 TEST_CASE("a data file's '-g N' says how many GPUs one thread launches for") {
   const auto path = scratch("g8.csv",
                             "# collective: all_reduce_perf, float\n# command: ./all_reduce_perf -b 8 -e 1G -f 2 -g 8\n"
-                            "size_bytes,time_us,algbw_GBps,busbw_GBps\n8,32.0,0,0\n1024,32.5,0,0\n");
+                            "size_bytes,time_us,algbw_GBps,busbw_GBps\n8,32.0,0.00,0.00\n1024,32.5,0.03,0.06\n");
   const DataFile d = read_data(path.string());
   CHECK(d.collective == "all_reduce_perf");
   CHECK(d.gpus_per_thread == 8);
@@ -78,6 +78,23 @@ TEST_CASE("a data file's '-g N' says how many GPUs one thread launches for") {
   CHECK(read_data(one.string()).gpus_per_thread == 1);
   const auto none = scratch("none.csv", "size_bytes,time_us\n8,20\n");
   CHECK(read_data(none.string()).gpus_per_thread == 1);
+}
+
+TEST_CASE("a row whose algbw is not its size over its time is refused at its column") {
+  const auto good = scratch("ok.csv", "size_bytes,time_us,algbw_GBps,busbw_GBps\n1048576,82.17,12.76,24.73\n");
+  CHECK(read_data(good.string()).points.size() == 1);
+  // The same row with a digit dropped from the time (8.217 us would be 127.611 GB/s).
+  const auto bad = scratch("typo.csv", "# collective: all_reduce_perf\nsize_bytes,time_us,algbw_GBps,busbw_GBps\n"
+                                       "1048576,82.17,12.76,24.73\n1048576,8.217,12.76,24.73\n");
+  try {
+    read_data(bad.string());
+    FAIL("a row whose columns disagree was accepted");
+  } catch (const input::InputError& e) {
+    CHECK(std::string(e.what()).find("typo.csv:4:15:") != std::string::npos);
+    CHECK(std::string(e.what()).find("127.611 GB/s") != std::string::npos);
+  }
+  // No algbw column (or an empty one): nothing to check.
+  CHECK(read_data(scratch("two.csv", "size_bytes,time_us\n1048576,8.217\n").string()).points.size() == 1);
 }
 
 TEST_CASE("the map's roles and classes are read; a bad role is refused at its position") {
