@@ -150,12 +150,15 @@ DataFile read_data(const std::string& path) {
       // nccl-tests prints algbw = size / time in GB/s with two decimals, so a row whose own
       // columns disagree beyond that rounding was mistyped (a size, time or rate off by a digit).
       const double algbw = next->as_number(fields[2], "algbw_GBps");
+      p.algbw = algbw;
       const double expected = p.size / p.time_us / 1e3;
       if (std::abs(algbw - expected) > 0.006 + 0.002 * expected)
         next->fail(fields[2].column,
                    fmt::format("algbw_GBps {} disagrees with size_bytes / time_us = {:.3f} GB/s; is the size, "
                                "the time or the rate mistyped?", fields[2].text, expected));
     }
+    if (fields.size() >= 4 && !fields[3].text.empty()) p.busbw = next->as_number(fields[3], "busbw_GBps");
+    p.line = next->number;
     d.points.push_back(p);
   }
   if (!header) throw InputError(path, 0, 0, "no 'size_bytes,time_us,...' header: not an nccl-tests CSV");

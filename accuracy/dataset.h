@@ -49,6 +49,10 @@ std::map<std::string, Mapping> read_map(const std::string& path);
 struct Measurement {
   double size = 0.0;       // bytes, as nccl-tests prints it
   double time_us = 0.0;    // out-of-place time
+  // The row's printed algbw and busbw (GB/s; 0 where the file has no such column) and its line.
+  double algbw = 0.0;
+  double busbw = 0.0;
+  int line = 0;
 };
 
 struct DataFile {

@@ -97,6 +97,29 @@ TEST_CASE("a row whose algbw is not its size over its time is refused at its col
   CHECK(read_data(scratch("two.csv", "size_bytes,time_us\n1048576,8.217\n").string()).points.size() == 1);
 }
 
+TEST_CASE("a file whose busbw says another rank count than its mapping is refused, with the count it says") {
+  // 16 ranks' all_reduce (busbw = 1.875 x algbw) mapped to one 8-GPU node (1.75 x).
+  const auto data = scratch("r16.csv", "# collective: all_reduce_perf, float\nsize_bytes,time_us,algbw_GBps,busbw_GBps\n"
+                                       "1024,30.0,0.03,0.06\n1073741824,4484.9,239.41,448.90\n");
+  const std::string topology = kSource + "/topologies/hgx-h100.yaml";
+  const auto wrong = scratch("r16.yaml", "datasets:\n  r16.csv: {topology: " + topology + "}\n");
+  const auto sets = prepare({data.string()}, read_map(wrong.string()), wrong.string());
+  REQUIRE(sets.size() == 1);
+  const Result r = run(sets.front(), models::default_params(), models::Method::analytic);
+  REQUIRE(r.skipped.has_value());
+  CHECK(r.skipped->find("r16.csv:4:1:") != std::string::npos);   // the first row with digits enough
+  CHECK(r.skipped->find("about 16 ranks") != std::string::npos);
+  CHECK(r.skipped->find("8 GPUs") != std::string::npos);
+  CHECK(r.points.empty());
+  // Mapped to 16 GPUs (2 nodes) it runs.
+  const auto right = scratch("r16b.yaml", "datasets:\n  r16.csv: {topology: " + kSource +
+                                              "/topologies/cluster-h100-ib.yaml, set: {nodes: 2}}\n");
+  const Result ok = run(prepare({data.string()}, read_map(right.string()), right.string()).front(),
+                        models::default_params(), models::Method::analytic);
+  CHECK_FALSE(ok.skipped.has_value());
+  CHECK(ok.points.size() == 2);
+}
+
 TEST_CASE("the map's roles and classes are read; a bad role is refused at its position") {
   const auto good = scratch("map.yaml",
                             "datasets:\n  a.csv: {topology: t.yaml, role: checked, class: nvlink-node, gpus_per_thread: 8}\n"
