@@ -19,14 +19,21 @@ PlanBuilder::Sent PlanBuilder::send_merged(int from, int to, sim::Bytes payload,
 PlanBuilder::Sent PlanBuilder::send_through(int from, int to, sim::Bytes payload, int merged, int reductions,
                                             std::initializer_list<sim::NodeId> deps, const Sent& forwarded,
                                             std::uint32_t flow, sim::LabelId label, sim::BytesPerSec cap) {
+  return send_through(from, to, payload, merged, reductions, deps, std::span<const Sent>(&forwarded, 1), flow, label,
+                      cap);
+}
+
+PlanBuilder::Sent PlanBuilder::send_through(int from, int to, sim::Bytes payload, int merged, int reductions,
+                                            std::initializer_list<sim::NodeId> deps, std::span<const Sent> forwarded,
+                                            std::uint32_t flow, sim::LabelId label, sim::BytesPerSec cap) {
   merged = std::max(1, merged);
   const Hop& h = hop(from, to, flow);
   const sim::NodeId start = delay(protocol().overhead * static_cast<double>(merged), deps, label, from);
-  depend(whole_steps(h) ? forwarded.arrival : forwarded.head, start);
+  for (const Sent& f : forwarded) depend(whole_steps(h) ? f.arrival : f.head, start);
   const sim::Seconds extra = merged_extra(h, payload, merged, reductions);
   const sim::Seconds latency = h.step_latency;
   Sent sent = transfer(from, to, payload, {start}, flow, label, cap, false, extra, sim::Seconds{0.0});
-  depend(forwarded.arrival, sent.arrival);
+  for (const Sent& f : forwarded) depend(f.arrival, sent.arrival);
   sent.head = delay(latency, {start}, label, to);
   return sent;
 }

@@ -477,9 +477,95 @@ std::vector<double> drained_rates(const PlanBuilder& b, const std::vector<Edge>&
   return Shares(b, edges, cap).drain(volume);
 }
 
+namespace {
+
+// The first chunk through a tree whose ranks forward as they receive (ProtocolParams::
+// tree_cut_through), played as expand_tree's send_through nodes: a send starts its overhead
+// once every part it forwards has its first lines in (its head; across the network its whole
+// arrival), its lines land a step latency after they begin, and it arrives a step latency
+// after its bytes, no sooner than what it forwards. Edges, starts and tails as trees_fill's.
+double through_fill(const PlanBuilder& b, const TreeShape& tree, std::uint32_t flow_up, std::uint32_t flow_down,
+                    const std::vector<double>& up_bytes, const std::vector<double>& up_latency,
+                    const std::vector<double>& down_bytes, const std::vector<double>& down_latency, double reduce,
+                    double last, std::vector<Edge>* edges, std::vector<double>* starts, std::vector<double>* tails) {
+  const double o = b.protocol().overhead.count();
+  const int n = static_cast<int>(tree.parent.size());
+  std::vector<int> order(n);   // deepest first
+  for (int r = 0; r < n; ++r) order[r] = r;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int c) { return tree.depth[a] > tree.depth[c]; });
+  // Per rank r: its send up (ready, head, arrival) and the send down into it.
+  std::vector<double> up_ready(n, 0.0), up_head(n, 0.0), up_arrival(n, 0.0);
+  std::vector<double> down_ready(n, 0.0), down_head(n, 0.0), down_arrival(n, 0.0);
+  for (int r : order) {
+    const int p = tree.parent[r];
+    if (p < 0) continue;
+    const bool whole = b.whole_steps(r, p);
+    double forwarded = 0.0;
+    for (int c : tree.children[r]) {
+      up_ready[r] = std::max(up_ready[r], whole ? up_arrival[c] : up_head[c]);
+      forwarded = std::max(forwarded, up_arrival[c]);
+    }
+    up_head[r] = up_ready[r] + o + up_latency[r];
+    up_arrival[r] = std::max(up_ready[r] + o + up_bytes[r], forwarded) + up_latency[r] + reduce;
+  }
+  // The way ends with the last chunk's final hop: its own bytes (`last` of a chunk's), the
+  // hops before it run at the first chunk's pace (the later chunks follow a period apart).
+  std::vector<double> final_arrival(n, 0.0);
+  double fill = 0.0;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const int p = *it;
+    for (int r : tree.children[p]) {
+      const bool whole = b.whole_steps(p, r);
+      double forwarded = 0.0, forwarded_final = 0.0;
+      if (tree.parent[p] < 0) {
+        for (int c : tree.children[p]) {
+          down_ready[r] = std::max(down_ready[r], whole ? up_arrival[c] : up_head[c]);
+          forwarded = std::max(forwarded, up_arrival[c]);
+        }
+        forwarded_final = forwarded;
+      } else {
+        down_ready[r] = whole ? down_arrival[p] : down_head[p];
+        forwarded = down_arrival[p];
+        forwarded_final = final_arrival[p];
+      }
+      down_head[r] = down_ready[r] + o + down_latency[r];
+      down_arrival[r] = std::max(down_ready[r] + o + down_bytes[r], forwarded) + down_latency[r];
+      final_arrival[r] = std::max(down_ready[r] + o + last * down_bytes[r], forwarded_final) + down_latency[r];
+      fill = std::max(fill, final_arrival[r]);
+    }
+  }
+  // What follows an edge's last bytes: each arrival waits for the one it forwards, a step
+  // latency (and up, a reduction) per hop, to the deepest leaf.
+  std::vector<double> below(n, 0.0), above(n, 0.0);   // after the send into r down; after r's send up
+  for (int r : order)
+    for (int c : tree.children[r]) below[r] = std::max(below[r], down_latency[c] + below[c]);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const int r = *it, p = tree.parent[r];
+    if (p < 0) continue;
+    above[r] = up_latency[r] + reduce + (tree.parent[p] < 0 ? below[p] : above[p]);
+  }
+  for (int p = 0; p < n; ++p) {
+    const auto& kids = tree.children[p];
+    for (int r : kids) {
+      if (edges) edges->push_back({r, p, flow_up + static_cast<std::uint32_t>(r)});
+      if (starts) starts->push_back(up_ready[r]);
+      if (tails) tails->push_back(above[r]);
+    }
+    for (int r : kids) {
+      if (edges) edges->push_back({p, r, flow_down + static_cast<std::uint32_t>(r)});
+      if (starts) starts->push_back(down_ready[r]);
+      if (tails) tails->push_back(down_latency[r] + below[r]);
+    }
+  }
+  return fill;
+}
+
+}  // namespace
+
 double trees_fill(const PlanBuilder& b, const std::vector<TreeShape>& trees, const std::vector<std::uint32_t>& flow_up,
                   const std::vector<std::uint32_t>& flow_down, double bytes, sim::BytesPerSec cap, double reduce,
-                  std::vector<Edge>* edges, double* alone, std::vector<double>* starts, std::vector<double>* tails) {
+                  std::vector<Edge>* edges, double* alone, std::vector<double>* starts, std::vector<double>* tails,
+                  double last) {
   const double o = b.protocol().overhead.count();
   const std::size_t count = trees.size();
   // Each rank's height (hops above its deepest leaf); ranks deepest first.
@@ -511,9 +597,11 @@ double trees_fill(const PlanBuilder& b, const std::vector<TreeShape>& trees, con
       downs[d].push_back({t, r});
     }
   std::vector<std::vector<double>> up(count), down(count);   // each child's hop to and from its parent
+  // Its bytes' time and its step latency, for trees that forward as they receive.
+  std::vector<std::vector<double>> up_bytes(count), down_bytes(count), up_latency(count), down_latency(count);
   for (std::size_t t = 0; t < count; ++t) {
-    up[t].assign(trees[t].parent.size(), 0.0);
-    down[t].assign(trees[t].parent.size(), 0.0);
+    for (auto* v : {&up, &down, &up_bytes, &down_bytes, &up_latency, &down_latency})
+      (*v)[t].assign(trees[t].parent.size(), 0.0);
   }
   for (const bool going_up : {true, false})
     for (const auto& group : going_up ? ups : downs) {
@@ -528,8 +616,10 @@ double trees_fill(const PlanBuilder& b, const std::vector<TreeShape>& trees, con
       const auto rates = shares.solve();
       for (std::size_t i = 0; i < group.size(); ++i) {
         const auto [t, r] = group[i];
-        const double hop = o + bytes / rates[i] + b.step_latency(wave[i].from, wave[i].to).count();
-        (going_up ? up : down)[t][r] = hop + (going_up ? reduce : 0.0);
+        const double latency = b.step_latency(wave[i].from, wave[i].to).count();
+        (going_up ? up : down)[t][r] = o + bytes / rates[i] + latency + (going_up ? reduce : 0.0);
+        (going_up ? up_bytes : down_bytes)[t][r] = bytes / rates[i];
+        (going_up ? up_latency : down_latency)[t][r] = latency;
         if (alone) *alone = std::min(*alone, shares.alone(i));
       }
     }
@@ -537,6 +627,12 @@ double trees_fill(const PlanBuilder& b, const std::vector<TreeShape>& trees, con
   for (std::size_t t = 0; t < count; ++t) {
     const TreeShape& tree = trees[t];
     const int n = static_cast<int>(tree.parent.size());
+    if (b.protocol().tree_cut_through) {
+      fill = std::max(fill, through_fill(b, tree, flow_up[t], flow_down[t], up_bytes[t], up_latency[t], down_bytes[t],
+                                         down_latency[t], reduce, last > 0.0 ? last / bytes : 1.0, edges, starts,
+                                         tails));
+      continue;
+    }
     for (int r = 0; r < n; ++r) {
       double path = 0.0;
       for (int x = r; tree.parent[x] >= 0; x = tree.parent[x]) path += up[t][x] + down[t][x];

@@ -100,10 +100,14 @@ double tree_fill(const PlanBuilder& b, const TreeShape& tree, std::uint32_t flow
 // are appended to `edges` and `starts` when given.
 // `tails`, when given, gets for each edge the least time from its first chunk's send to the end
 // of that chunk's way: the way up (for an up edge) and back down to its deepest leaf.
+// Trees that forward as they receive (ProtocolParams::tree_cut_through) are played as
+// expand_tree's send_through: a send starts once what it forwards has its first lines in
+// (across the network, its whole arrival); `last` (> 0: the last chunk's bytes) ends the way
+// with the last chunk's final hop, which carries only its own bytes.
 double trees_fill(const PlanBuilder& b, const std::vector<TreeShape>& trees, const std::vector<std::uint32_t>& flow_up,
                   const std::vector<std::uint32_t>& flow_down, double bytes, sim::BytesPerSec cap, double reduce,
                   std::vector<Edge>* edges, double* alone, std::vector<double>* starts,
-                  std::vector<double>* tails = nullptr);
+                  std::vector<double>* tails = nullptr, double last = 0.0);
 
 // A pipeline of chunks of `bytes` (`total` in all) over `edges` can end no sooner than this (s):
 // each link carries `total` per edge on it, at most its capacity at any time, and no more

@@ -177,7 +177,7 @@ Params parse_params(std::string_view yaml_text, const std::string& source) {
   for (Protocol proto : all_protocols()) {
     const std::string where = fmt::format("protocols.{}", to_string(proto));
     const auto& n = r.need(protos, std::string(to_string(proto)).c_str(), "protocols");
-    r.only_keys(n, {"payload", "step", "slots", "overhead", "cut_through"}, where);
+    r.only_keys(n, {"payload", "step", "slots", "overhead", "cut_through", "tree_cut_through"}, where);
     ProtocolParams& pp = p.protocols[static_cast<int>(proto)];
     pp.payload = r.number(r.need(n, "payload", where), where + ".payload");
     pp.step = r.scalar<sim::Bytes>(r.need(n, "step", where), size_of, where + ".step");
@@ -189,6 +189,8 @@ Params parse_params(std::string_view yaml_text, const std::string& source) {
       if (pp.overhead.count() < 0.0 || pp.overhead.count() > 1e-3) r.fail(*v, where + ".overhead: expected 0 to 1ms");
     }
     if (const Value* v = input::find(n, "cut_through")) pp.cut_through = input::as_bool(*v, where + ".cut_through");
+    if (const Value* v = input::find(n, "tree_cut_through"))
+      pp.tree_cut_through = input::as_bool(*v, where + ".tree_cut_through");
   }
   if (const Value* v = input::find(root, "host_launch")) {
     p.host_launch = r.scalar<sim::Seconds>(*v, time_of, "host_launch");

@@ -35,8 +35,12 @@ struct ProtocolParams {
   // Whether a rank forwards data as it lands rather than once the whole step has arrived:
   // LL and LL128 flag every 8-byte or 128-byte line, so the next rank reduces and sends each
   // line as soon as its flag is set (NCCL src/device/prims_ll128.h, recvReduceSendCopy);
-  // Simple waits for a whole step. See PlanBuilder::send_through.
+  // Simple waits for a whole step. See PlanBuilder::send_through. `cut_through` is for rings
+  // and chains, `tree_cut_through` for trees (each rank forwarding up what its children send
+  // and down what its parent sends); they are separate switches because the ring's per-step
+  // cost is fitted store-and-forward (params.yaml says why) while a tree's depth multiplies it.
   bool cut_through = false;
+  bool tree_cut_through = false;
 };
 
 struct LatencyRow {

@@ -171,6 +171,12 @@ class PlanBuilder {
   Sent send_through(int from, int to, sim::Bytes payload, int merged, int reductions,
                     std::initializer_list<sim::NodeId> deps, const Sent& forwarded, std::uint32_t flow,
                     sim::LabelId label, sim::BytesPerSec cap);
+  // The same forwarding what several sends bring (a tree rank passing its children's data up):
+  // the start waits for every one's head (or arrival), the arrival for every one's arrival.
+  // None (an empty span): a leaf's own data.
+  Sent send_through(int from, int to, sim::Bytes payload, int merged, int reductions,
+                    std::initializer_list<sim::NodeId> deps, std::span<const Sent> forwarded,
+                    std::uint32_t flow, sim::LabelId label, sim::BytesPerSec cap);
   // Whether a send from `from` to `to` moves whole steps even under a cut-through protocol:
   // it crosses the network, through the proxy (send_through).
   bool whole_steps(int from, int to) const;
@@ -292,9 +298,11 @@ std::vector<sim::NodeId> build_ring_pass(PlanBuilder& b, const RingPass& pass, i
 // The sends build_ring_pass makes for n ranks, `loops` chunks and `steps` steps per chunk,
 // after Choice::aggregation (chunks merge first, then steps).
 double ring_pass_sends(double n, double loops, double steps, int aggregation);
-// What one ring or chain send weighs in a plan-size estimate (models/limits.h counts two DAG
-// nodes a send): 2 under a cut-through protocol, whose sends are four nodes (send_through).
-inline double ring_send_weight(const ProtocolParams& protocol) { return protocol.cut_through ? 2.0 : 1.0; }
+// What one send weighs in a plan-size estimate (models/limits.h counts two DAG nodes a send):
+// 2 for one that forwards as it receives, four nodes (send_through); a ring or chain's under
+// ProtocolParams::cut_through, a tree's under tree_cut_through.
+inline double send_weight(bool forwards) { return forwards ? 2.0 : 1.0; }
+inline double ring_send_weight(const ProtocolParams& protocol) { return send_weight(protocol.cut_through); }
 
 // NCCL's tree: inside each node the chain by_node[k] (head first), between nodes NCCL's
 // double binary tree of the chains' heads over the node positions (which = 0: the in-order

@@ -139,6 +139,7 @@ void expand_tree(PlanBuilder& b, Plan& plan) {
   b.cap_nvlink_channels(per_tree);
   const auto up_label = b.label("tree reduce (up)");
   const auto down_label = b.label("tree broadcast (down)");
+  const bool through = b.protocol().tree_cut_through;
   int max_depth = 0;
   for (int tree = 0; tree < trees; ++tree) {
     const TreeShape t = build_tree(instances[tree / 2], tree % 2, n);
@@ -152,10 +153,21 @@ void expand_tree(PlanBuilder& b, Plan& plan) {
     for (int r = 0; r < n; ++r) prev_down[r].assign(t.children[r].size(), b.launch());
     std::vector<sim::NodeId> down_arrival(n, kNoNode);
     const std::uint32_t flow_base = static_cast<std::uint32_t>(tree * 2 * n);
+    // Forwarding as it receives (ProtocolParams::tree_cut_through): each rank passes on the
+    // lines of this chunk as they land (PlanBuilder::send_through), each send's last forwarded.
+    const PlanBuilder::Sent none{kNoNode, kNoNode, kNoNode};
+    std::vector<PlanBuilder::Sent> up_sent(n, none), down_sent(n, none), kids;
     for (int k = 0; k < loops; ++k) {
       const sim::Bytes c = chunk_size(share, chunk, k);
       for (int r : by_depth) {
         if (t.parent[r] < 0) continue;
+        if (through) {
+          kids.clear();
+          for (int child : t.children[r]) kids.push_back(up_sent[child]);
+          up_sent[r] = b.send_through(r, t.parent[r], c, 1, 1, {prev_up[r]}, kids, flow_base + r, up_label, cap);
+          prev_up[r] = up_sent[r].transfer;
+          continue;
+        }
         const auto sent = b.send(r, t.parent[r], c, {prev_up[r]}, flow_base + r, up_label, cap, true);
         for (int child : t.children[r]) b.depend(up_arrival[child], sent.transfer);
         prev_up[r] = sent.transfer;
@@ -165,6 +177,18 @@ void expand_tree(PlanBuilder& b, Plan& plan) {
         const int r = *it;
         for (std::size_t ci = 0; ci < t.children[r].size(); ++ci) {
           const int child = t.children[r][ci];
+          if (through) {
+            // The root passes down what its children sent up; the others what came down to them.
+            kids.clear();
+            if (t.parent[r] < 0)
+              for (int c2 : t.children[r]) kids.push_back(up_sent[c2]);
+            else
+              kids.push_back(down_sent[r]);
+            down_sent[child] = b.send_through(r, child, c, 1, 0, {prev_down[r][ci]}, kids, flow_base + n + child,
+                                              down_label, cap);
+            prev_down[r][ci] = down_sent[child].transfer;
+            continue;
+          }
           const auto sent = b.send(r, child, c, {prev_down[r][ci], down_arrival[r]}, flow_base + n + child,
                                    down_label, cap);
           // The root broadcasts chunk k once every child's share of it is in.
@@ -216,9 +240,11 @@ Estimate tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
     flow_up.push_back(static_cast<std::uint32_t>(tree * 2 * n));
     flow_down.push_back(flow_up.back() + static_cast<std::uint32_t>(n));
   }
+  // A tree that forwards as it receives ends with the last chunk's final hop (its own bytes).
+  const double last = b.protocol().tree_cut_through ? chunk_size(share, chunk, loops - 1).count() : 0.0;
   std::vector<double> tails;
   const double fill = trees_fill(b, shapes, flow_up, flow_down, c.count(), cap, b.reduction_time(c).count(), &edges,
-                                 &full, &starts, &tails);
+                                 &full, &starts, &tails, last);
   // In the steady state every edge sends one chunk per period of the slowest and pauses for the
   // rest (overhead, waiting), independently of the others on its links (duty_shared_rates).
   const auto shared = duty_shared_rates(b, edges, cap, c.count(), std::vector<double>(edges.size(), o),
@@ -238,14 +264,14 @@ Estimate tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
 }
 
 // A pair of trees per rail across nodes (one tree inside a node), each rank sending up then
-// down per chunk.
+// down per chunk; a send that forwards as it receives is four DAG nodes (send_weight).
 double tree_plan_size(const Machine& machine, const Problem& problem, const Choice& choice) {
   const double n = static_cast<double>(problem.ranks.size());
   const ProtocolParams& proto = machine.params().protocol(choice.protocol);
   const auto by_node = ranks_by_node(machine, problem);
   const double trees = by_node.size() > 1 ? 2.0 * tree_rails(by_node, choice.channels) : 1.0;
   const sim::Bytes chunk = proto.step * (proto.payload * std::max(1.0, choice.channels / trees));
-  return trees * 2 * n * pipeline_units(problem.size / trees, chunk);
+  return send_weight(proto.tree_cut_through) * trees * 2 * n * pipeline_units(problem.size / trees, chunk);
 }
 
 }  // namespace

@@ -61,6 +61,9 @@ TEST_CASE("the estimate is within a factor of two of the plan, for every algorit
   for (const char* size : {"8B", "64MiB"}) {
     expect_estimate_close(mc, problem_on(cluster, Collective::all_reduce, size), Choice{Algorithm::ring, Protocol::simple, 16});
     expect_estimate_close(mc, problem_on(cluster, Collective::all_reduce, size), Choice{Algorithm::tree, Protocol::simple, 16});
+    // LL and LL128 trees forward as they receive (ProtocolParams::tree_cut_through, shipped on).
+    expect_estimate_close(mc, problem_on(cluster, Collective::all_reduce, size), Choice{Algorithm::tree, Protocol::ll128, 16});
+    expect_estimate_close(mc, problem_on(cluster, Collective::all_reduce, size), Choice{Algorithm::tree, Protocol::ll, 16});
     expect_estimate_close(mc, problem_on(cluster, Collective::all_reduce, size), Choice{Algorithm::hierarchical, Protocol::simple, 16});
     expect_estimate_close(mc, problem_on(cluster, Collective::all_to_all, size), Choice{Algorithm::pairwise, Protocol::simple, 16});
     if (std::string(size) != "8B")
