@@ -16,6 +16,26 @@ namespace {
 namespace fs = std::filesystem;
 using input::InputError;
 
+// nccl-tests prints busbw = algbw x a factor of the collective and the rank count
+// (2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and alltoall, 1 for the
+// rest), so the file's own columns say how many ranks it ran. A mapping with a different
+// count would score the file against another machine: refuse it at the first row that shows
+// it (rows under 1 GB/s carry too few digits to tell).
+void check_bus_factor(const Prepared& set, const std::string& collective, int gpus, double factor) {
+  for (const Measurement& m : set.data.points) {
+    if (m.algbw < 1.0 || m.busbw <= 0.0) continue;
+    if (std::abs(m.busbw - m.algbw * factor) <= 0.02 + 0.003 * m.busbw) continue;
+    const double ratio = m.busbw / m.algbw;
+    std::string ranks;
+    if (factor > 1.0 && ratio < 2.0) ranks = fmt::format(" (about {:.0f} ranks)", 2.0 / (2.0 - ratio));
+    else if (factor < 1.0 && ratio < 1.0) ranks = fmt::format(" (about {:.0f} ranks)", 1.0 / (1.0 - ratio));
+    throw InputError(set.file, m.line, 1,
+                     fmt::format("busbw_GBps {} is {:.3f} x algbw_GBps {}{}, but {} on the {} GPUs the map "
+                                 "gives is {:.3f} x: check gpus, gpus_per_node or ranks in the map",
+                                 m.busbw, ratio, m.algbw, ranks, collective, gpus, factor));
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> data_files(const std::vector<std::string>& paths) {
@@ -64,30 +84,6 @@ std::vector<Prepared> prepare(const std::vector<std::string>& files, const std::
   }
   return out;
 }
-
-namespace {
-
-// nccl-tests prints busbw = algbw x a factor of the collective and the rank count
-// (2(n-1)/n for all_reduce, (n-1)/n for all_gather, reduce_scatter and alltoall, 1 for the
-// rest), so the file's own columns say how many ranks it ran. A mapping with a different
-// count would score the file against another machine: refuse it at the first row that shows
-// it (rows under 1 GB/s carry too few digits to tell).
-void check_bus_factor(const Prepared& set, const std::string& collective, int gpus, double factor) {
-  for (const Measurement& m : set.data.points) {
-    if (m.algbw < 1.0 || m.busbw <= 0.0) continue;
-    if (std::abs(m.busbw - m.algbw * factor) <= 0.02 + 0.003 * m.busbw) continue;
-    const double ratio = m.busbw / m.algbw;
-    std::string ranks;
-    if (factor > 1.0 && ratio < 2.0) ranks = fmt::format(" (about {:.0f} ranks)", 2.0 / (2.0 - ratio));
-    else if (factor < 1.0 && ratio < 1.0) ranks = fmt::format(" (about {:.0f} ranks)", 1.0 / (1.0 - ratio));
-    throw InputError(set.file, m.line, 1,
-                     fmt::format("busbw_GBps {} is {:.3f} x algbw_GBps {}{}, but {} on the {} GPUs the map "
-                                 "gives is {:.3f} x: check gpus, gpus_per_node or ranks in the map",
-                                 m.busbw, ratio, m.algbw, ranks, collective, gpus, factor));
-  }
-}
-
-}  // namespace
 
 Result run(const Prepared& set, const models::Params& params, models::Method method, const models::Limits& limits) {
   Result r;

@@ -1,6 +1,5 @@
 #include "models/tuner.h"
 
-
 #include <fmt/format.h>
 
 #include "models/algorithm.h"
