@@ -27,9 +27,9 @@ const std::string kH100Shm = "h100_dgx4_p2pdisable_allreduce_eugenesiow.csv";
 const std::string kH100SendRecv = "h100_hgx8_sendrecv_xxrjun-nccl-tests-cluster.csv";
 const std::string kB200SendRecv = "b200_hgx8_sendrecv_vultr-poc.csv";
 const std::string kH100AllGather = "h100_hgx8_allgather_ring_together-nccl-tests.csv";
+const std::string kMi355xAllToAll2 = "mi355x_2node16_pollara400_alltoall_prasadnair-alibaba.csv";
 
 models::ArchParams& arch(models::Params& p, const std::string& name) { return p.architectures.at(name); }
-
 
 // SHM through host memory; 0 (the prior) means no cap beyond the PCIe path itself.
 FittedConstant shm_constant(std::string name, std::vector<std::string> archs, std::string set, std::string why) {
@@ -127,18 +127,16 @@ std::vector<FittedConstant> make_constants() {
       "architectures.blackwell.nvlink_step_extra", 5.0, {kB200Ib2, kB200Hgx8, kB200SendRecv}, Region::floor,
       "what each step over NVLink costs on Blackwell beyond NCCL's latency table",
       [](Params& p) -> sim::Seconds& { return arch(p, "blackwell").nvlink_step_extra; }));
-  {
-    FittedConstant c = time_constant(
-        "architectures.cdna3.launch_overhead", 60.0, {kMi300x}, Region::floor,
-        "per-collective cost of RCCL on ROCm beyond NCCL's latency tables (CDNA4 takes the same value)",
-        [](Params& p) -> sim::Seconds& { return arch(p, "cdna3").launch_overhead; });
-    const auto set = c.set;
-    c.set = [set](Params& p, double v) {
-      set(p, v);
-      arch(p, "cdna4").launch_overhead = sim::Seconds{v * kUs};
-    };
-    out.push_back(c);
-  }
+  out.push_back(time_constant(
+      "architectures.cdna3.launch_overhead", 60.0, {kMi300x}, Region::floor,
+      "per-collective cost of RCCL on ROCm beyond NCCL's latency tables (MI300X)",
+      [](Params& p) -> sim::Seconds& { return arch(p, "cdna3").launch_overhead; }));
+  // MI355X's own: its one-node sets run one process for 8 GPUs (-g 8), whose floor is the
+  // host's launches, so the 2-node all_to_all with a process per GPU (-g 1) fits it.
+  out.push_back(time_constant(
+      "architectures.cdna4.launch_overhead", 60.0, {kMi355xAllToAll2}, Region::floor,
+      "per-collective cost of RCCL on ROCm beyond NCCL's latency tables (MI355X)",
+      [](Params& p) -> sim::Seconds& { return arch(p, "cdna4").launch_overhead; }));
   out.push_back(time_constant(
       "architectures.hopper.nvls_step_overhead", 20.0, {kH100Hgx8}, Region::all,
       "what each NVLS loop costs a GPU's reduce-scatter and all-gather streams on Hopper",
@@ -243,6 +241,12 @@ double constant_objective(const FittedConstant& c, const std::vector<const Prepa
   return evaluate(sets, c.region, params, method, loss);
 }
 
+Prepared restricted(const Prepared& set, Region region) {
+  Prepared out = set;
+  std::erase_if(out.data.points, [region](const Measurement& m) { return !in_region(m.size, region); });
+  return out;
+}
+
 const std::vector<FittedConstant>& fitted_constants() {
   static const std::vector<FittedConstant> constants = make_constants();
   return constants;
@@ -267,11 +271,15 @@ FitReport fit(const std::vector<Prepared>& sets, const models::Params& start, co
     }
     rep.constants.push_back(v);
   }
-  // Each constant's own sets and objective.
+  // Each constant's own sets, cut to its region, and objective.
+  std::map<std::pair<std::string, Region>, Prepared> cut;
+  for (const auto* c : active)
+    for (const auto& d : c->datasets)
+      if (by_name.count(d)) cut.try_emplace({d, c->region}, restricted(*by_name.at(d), c->region));
   const auto sets_of = [&](const FittedConstant& c) {
     std::vector<const Prepared*> out;
     for (const auto& d : c.datasets)
-      if (by_name.count(d)) out.push_back(by_name.at(d));
+      if (by_name.count(d)) out.push_back(&cut.at({d, c.region}));
     return out;
   };
   const auto total = [&](const models::Params& p) {
@@ -343,8 +351,9 @@ std::vector<std::string> idle_sets(const FittedConstant& c, const std::vector<Pr
     return loss_of(run(s, p, method), c.region, Loss::median);
   };
   std::vector<std::string> idle;
-  for (const auto& s : sets) {
-    if (s.skipped || std::find(c.datasets.begin(), c.datasets.end(), s.name) == c.datasets.end()) continue;
+  for (const auto& whole : sets) {
+    if (whole.skipped || std::find(c.datasets.begin(), c.datasets.end(), whole.name) == c.datasets.end()) continue;
+    const Prepared s = restricted(whole, c.region);
     const double here = loss(s, params);
     bool moves = false;
     for (double x : probes) {

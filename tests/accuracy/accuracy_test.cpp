@@ -215,15 +215,15 @@ TEST_CASE("the committed constants are where the fit leaves them: no grid step b
   const models::Params& params = models::default_params();
   for (const auto& c : fitted_constants()) {
     CAPTURE(c.name);
-    std::vector<const Prepared*> own;
+    std::vector<Prepared> own;   // its sets' sizes of its region (restricted)
     for (const auto& s : sets)
-      if (std::count(c.datasets.begin(), c.datasets.end(), s.name)) own.push_back(&s);
+      if (std::count(c.datasets.begin(), c.datasets.end(), s.name)) own.push_back(restricted(s, c.region));
     REQUIRE(!own.empty());
     const auto score = [&](double v) {
       models::Params p = params;
       c.set(p, v);
       double total = 0.0;
-      for (const auto* s : own) total += stats(run(*s, p, models::Method::simulate), c.region).median_abs;
+      for (const auto& s : own) total += stats(run(s, p, models::Method::simulate), c.region).median_abs;
       return total;
     };
     const double at = c.get(params);
