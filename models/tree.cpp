@@ -8,6 +8,9 @@
 // each node's GPU r, so every NIC carries one pair. Each chunk is reduced up to the root and
 // broadcast back down; chunks pipeline.
 // Buffer slots are not modelled for trees: the chunk pipeline is bounded by program order.
+// With ProtocolParams::tree_cut_through (shipped off) an LL / LL128 rank forwards each chunk's
+// lines as they land (PlanBuilder::send_through): a chunk pays its bytes at the network hops
+// and its last hop, not at every level; the closed form plays the same sends (trees_fill).
 //
 // Closed form: base + the later of two ends. Paced: the fill + the L − 1 later chunks. The fill
 // is the first chunk's slowest way up and back down, hop by hop at the full link rates. A later
