@@ -79,13 +79,13 @@ struct FitReport {
   models::Params params;                 // the fitted parameters
 };
 
-// Fits `constants` (by default the [F] constants of models/params.yaml) on the role-fit sets
-// among `sets` that each constant names.
 // `set` with only its measurements of `region`: what a constant fitted on that region is scored
 // on, without simulating the other sizes (each size is predicted on its own, so the score is
 // the same).
 Prepared restricted(const Prepared& set, Region region);
 
+// Fits `constants` (by default the [F] constants of models/params.yaml) on the role-fit sets
+// among `sets` that each constant names.
 FitReport fit(const std::vector<Prepared>& sets, const models::Params& start, const FitOptions& options,
               const std::vector<FittedConstant>& constants = fitted_constants());
 // A constant's objective under `params`: the sum over `sets` of their median |error| in its region.

@@ -483,16 +483,14 @@ namespace {
 // tree_cut_through), played as expand_tree's send_through nodes: a send starts its overhead
 // once every part it forwards has its first lines in (its head; across the network its whole
 // arrival), its lines land a step latency after they begin, and it arrives a step latency
-// after its bytes, no sooner than what it forwards. Edges, starts and tails as trees_fill's.
-double through_fill(const PlanBuilder& b, const TreeShape& tree, std::uint32_t flow_up, std::uint32_t flow_down,
-                    const std::vector<double>& up_bytes, const std::vector<double>& up_latency,
+// after its bytes, no sooner than what it forwards. `order`: the ranks deepest first (trees_fill
+// sorts them). Edges, starts and tails as trees_fill's.
+double through_fill(const PlanBuilder& b, const TreeShape& tree, const std::vector<int>& order, std::uint32_t flow_up,
+                    std::uint32_t flow_down, const std::vector<double>& up_bytes, const std::vector<double>& up_latency,
                     const std::vector<double>& down_bytes, const std::vector<double>& down_latency, double reduce,
                     double last, std::vector<Edge>* edges, std::vector<double>* starts, std::vector<double>* tails) {
   const double o = b.protocol().overhead.count();
   const int n = static_cast<int>(tree.parent.size());
-  std::vector<int> order(n);   // deepest first
-  for (int r = 0; r < n; ++r) order[r] = r;
-  std::stable_sort(order.begin(), order.end(), [&](int a, int c) { return tree.depth[a] > tree.depth[c]; });
   // Per rank r: its send up (ready, head, arrival) and the send down into it.
   std::vector<double> up_ready(n, 0.0), up_head(n, 0.0), up_arrival(n, 0.0);
   std::vector<double> down_ready(n, 0.0), down_head(n, 0.0), down_arrival(n, 0.0);
@@ -628,9 +626,9 @@ double trees_fill(const PlanBuilder& b, const std::vector<TreeShape>& trees, con
     const TreeShape& tree = trees[t];
     const int n = static_cast<int>(tree.parent.size());
     if (b.protocol().tree_cut_through) {
-      fill = std::max(fill, through_fill(b, tree, flow_up[t], flow_down[t], up_bytes[t], up_latency[t], down_bytes[t],
-                                         down_latency[t], reduce, last > 0.0 ? last / bytes : 1.0, edges, starts,
-                                         tails));
+      fill = std::max(fill, through_fill(b, tree, order[t], flow_up[t], flow_down[t], up_bytes[t], up_latency[t],
+                                         down_bytes[t], down_latency[t], reduce, last > 0.0 ? last / bytes : 1.0, edges,
+                                         starts, tails));
       continue;
     }
     for (int r = 0; r < n; ++r) {
