@@ -77,6 +77,10 @@ struct AlgorithmDescriptor {
   Estimate (*closed_form)(PlanBuilder&, sim::Seconds base);
   // The sends its expansion makes, without building it (limits.h).
   double (*plan_size)(const Machine&, const Problem&, const Choice&);
+  // Where the library runs it ahead of its tuner (RCCL's MSCCL algorithms, loaded for a
+  // topology and a range of sizes): the protocol it then runs with; nullopt where it does not.
+  // The tuner (--tuner nccl, nothing forced) then takes it alone. nullptr: never.
+  std::optional<Protocol> (*preempts)(const Machine&, const Problem&) = nullptr;
 };
 
 // Every algorithm, in the tuner's order (models/algorithm_list.h).

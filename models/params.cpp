@@ -63,7 +63,8 @@ sim::Bytes size_of(const std::string& s) { return sim::parse_size(s); }
 ArchParams read_arch(const Reader& r, const Value& n, const std::string& where) {
   r.only_keys(n, {"channels", "nvls_channels", "nvls_efficiency", "ll_max", "ll128_per_channel",
                   "link_efficiency", "shm_bandwidth", "launch_overhead", "nvls_step_overhead", "nvls_start", "channel_bw",
-                  "p2p_channel_bw", "p2p_net_channel_bw", "nvlink_step_extra", "ll128_overhead", "pxn"},
+                  "p2p_channel_bw", "p2p_net_channel_bw", "nvlink_step_extra", "ll128_overhead", "pxn",
+                  "msccl_all_reduce"},
               where);
   ArchParams a;
   a.channels = r.count(r.need(n, "channels", where), where + ".channels", 1, 64);
@@ -91,6 +92,10 @@ ArchParams read_arch(const Reader& r, const Value& n, const std::string& where) 
       r.fail(*v, where + ".ll128_overhead: expected 0 to 1ms");
   }
   if (const Value* v = input::find(n, "pxn")) a.pxn = input::as_bool(*v, where + ".pxn");
+  if (const Value* v = input::find(n, "msccl_all_reduce")) {
+    a.msccl_all_reduce = r.scalar<sim::Bytes>(*v, size_of, where + ".msccl_all_reduce");
+    if (a.msccl_all_reduce.count() < 0.0) r.fail(*v, where + ".msccl_all_reduce: expected a size >= 0");
+  }
   if (const Value* v = input::find(n, "nvls_step_overhead")) {
     a.nvls_step_overhead = r.scalar<sim::Seconds>(*v, time_of, where + ".nvls_step_overhead");
     if (a.nvls_step_overhead.count() < 0.0 || a.nvls_step_overhead.count() > 1e-3)

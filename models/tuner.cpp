@@ -69,6 +69,20 @@ Decision tune(const Machine& machine, const Problem& problem, const TunerOptions
                                                          : candidate_algorithms(problem.op, options.all_algorithms);
   const std::vector<Protocol> protos = options.protocol ? std::vector<Protocol>{*options.protocol} : all_protocols();
   const int channels = options.channels.value_or(machine.arch().channels);
+  // The library's own algorithm for this problem, run ahead of its tuner: the only candidate.
+  if (!options.algorithm && !options.protocol && !options.all_algorithms)
+    for (const AlgorithmDescriptor* a : algorithms()) {
+      if (!a->preempts || why_not(machine, problem, a->id, Protocol::simple)) continue;
+      if (const auto p = a->preempts(machine, problem)) {
+        Candidate c{Choice{a->id, *p, channels}, std::nullopt, ""};
+        const Estimate e = estimate(machine, problem, c.choice);
+        c.time = e.time;
+        c.note = e.formula + " (the library runs it ahead of its tuner)";
+        d.best = c.choice;
+        d.candidates.push_back(std::move(c));
+        return d;
+      }
+    }
   std::optional<sim::Seconds> best_time;
   std::string first_refusal;
   // NCCL enables LL128 only on some paths unless NCCL_PROTO names it (a forced protocol here).

@@ -7,7 +7,9 @@
 // all_gather / reduce_scatter: ring, nvls; broadcast / reduce: ring; all_to_all and
 // send_recv: direct point-to-point); `all` adds one-shot, two-shot, hierarchical and
 // pairwise. Every protocol is tried; those an algorithm does not run with are listed as
-// refused, with the reason.
+// refused, with the reason. An algorithm the library runs ahead of its tuner (its
+// descriptor's `preempts`: RCCL's MSCCL all-pairs all_reduce, where params enable it) is,
+// unless an algorithm or protocol is forced or the `all` set asked for, the only candidate.
 //
 //   Decision d = tune(machine, problem, TunerOptions{});
 //   fmt::print("{} / {}\n", to_string(d.best.algorithm), to_string(d.best.protocol));

@@ -59,6 +59,23 @@ Estimate two_shot_closed_form(PlanBuilder& b, sim::Seconds launch) {
   return {sim::Seconds{t}, "base + 2 x ((n-1) S/n / rate + step) + reduce of n parts"};
 }
 
+// RCCL's MSCCL allreduce_pairs (models/params.yaml [R2]): 8 GPUs of one node, every pair
+// joined by one direct link (xGMI), up to the architecture's msccl_all_reduce; LL up to
+// 512 KiB, Simple above.
+std::optional<Protocol> two_shot_preempts(const Machine& machine, const Problem& problem) {
+  const sim::Bytes limit = machine.arch().msccl_all_reduce;
+  if (problem.op != Collective::all_reduce || limit.count() <= 0.0 || problem.size > limit) return std::nullopt;
+  if (problem.ranks.size() != 8 || !machine.p2p()) return std::nullopt;
+  for (auto a : problem.ranks)
+    for (auto b : problem.ranks) {
+      if (a == b) continue;
+      const auto route = machine.route(a, b);
+      if (route.size() != 1 || machine.tier_class(route) != TierClass::nvlink || machine.staged(a, b)) return std::nullopt;
+    }
+  constexpr double kLlUpTo = 512.0 * 1024.0;   // allreduce-allpairs-8n-ll-64tb.xml: maxBytes 524287
+  return problem.size.count() < kLlUpTo ? Protocol::ll : Protocol::simple;
+}
+
 double two_shot_plan_size(const Machine&, const Problem& problem, const Choice&) {
   const double n = static_cast<double>(problem.ranks.size());
   return 2 * n * (n - 1);
@@ -81,6 +98,7 @@ extern const AlgorithmDescriptor kTwoShotAlgorithm{
     .expand = expand_two_shot,
     .closed_form = two_shot_closed_form,
     .plan_size = two_shot_plan_size,
+    .preempts = two_shot_preempts,
 };
 
 }  // namespace wiresim::models

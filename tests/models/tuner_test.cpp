@@ -126,3 +126,57 @@ TEST_CASE("NCCL leaves LL128 out unless forced where its rings leave NVLink, and
   const Machine mna(na, default_params());
   CHECK_FALSE(ll128_off_by_default(mna, Problem{Collective::all_reduce, sim::Bytes{1048576.0}, na.gpus(), 0}));
 }
+
+TEST_CASE("RCCL runs its MSCCL all-pairs all_reduce ahead of its tuner on MI300X's xGMI mesh, up to 16 MiB") {
+  // models/params.yaml [R2]: allreduce-allpairs-8n: LL below 512 KiB, Simple to 16 MiB (out of
+  // place). Shipped off: RCCL's tuner decides.
+  const topo::LinkGraph g = topo::load_topology(testing::shipped("mi300x-8.yaml"));
+  const Machine shipped(g, default_params());
+  CHECK(shipped.arch().msccl_all_reduce.count() == 0.0);
+  CHECK(tune_at(shipped, g, Collective::all_reduce, 64 * 1024.0).best.algorithm != Algorithm::two_shot);
+  CHECK(tune_at(shipped, g, Collective::all_reduce, 64 * 1024.0).candidates.size() > 1);
+  Params on = default_params();
+  on.architectures.at("cdna3").msccl_all_reduce = sim::Bytes{16.0 * 1048576.0};
+  const Machine m(g, on);
+  REQUIRE(m.arch().msccl_all_reduce.count() == 16.0 * 1048576.0);
+  const Decision small = tune_at(m, g, Collective::all_reduce, 64 * 1024.0);
+  CHECK(small.best.algorithm == Algorithm::two_shot);
+  CHECK(small.best.protocol == Protocol::ll);
+  // Taken alone: the library does not ask its tuner.
+  REQUIRE(small.candidates.size() == 1);
+  CHECK(small.candidates.front().time.has_value());
+  CHECK(small.candidates.front().note.find("ahead of its tuner") != std::string::npos);
+  CHECK(tune_at(m, g, Collective::all_reduce, 511 * 1024.0).best.protocol == Protocol::ll);
+  CHECK(tune_at(m, g, Collective::all_reduce, 512 * 1024.0).best.protocol == Protocol::simple);
+  const Decision top = tune_at(m, g, Collective::all_reduce, 16 * 1048576.0);
+  CHECK(top.best.algorithm == Algorithm::two_shot);
+  CHECK(top.best.protocol == Protocol::simple);
+  // Above its range, and for other collectives, RCCL's tuner decides among its own algorithms.
+  const Decision above = tune_at(m, g, Collective::all_reduce, 32 * 1048576.0);
+  CHECK(above.best.algorithm != Algorithm::two_shot);
+  CHECK(above.candidates.size() > 1);
+  CHECK(tune_at(m, g, Collective::all_gather, 1048576.0).best.algorithm != Algorithm::two_shot);
+  // NCCL_ALGO / NCCL_PROTO set, or the `all` candidate set: the tuner compares as before.
+  TunerOptions ring;
+  ring.algorithm = Algorithm::ring;
+  CHECK(tune_at(m, g, Collective::all_reduce, 1048576.0, ring).best.algorithm == Algorithm::ring);
+  TunerOptions ll128;
+  ll128.protocol = Protocol::ll128;
+  CHECK(tune_at(m, g, Collective::all_reduce, 1048576.0, ll128).best.protocol == Protocol::ll128);
+  TunerOptions all;
+  all.all_algorithms = true;
+  CHECK(tune_at(m, g, Collective::all_reduce, 1048576.0, all).candidates.size() > 1);
+  // Only the whole 8-GPU mesh: 4 of its GPUs run RCCL's tuner.
+  const std::vector<topo::DeviceId> four(g.gpus().begin(), g.gpus().begin() + 4);
+  CHECK(tune(m, Problem{Collective::all_reduce, sim::Bytes{1048576.0}, four, 0}, TunerOptions{}).best.algorithm !=
+        Algorithm::two_shot);
+  // Not across nodes, and not on MI355X (cdna4: RCCL's docs enable MSCCL by default on MI300X only).
+  const topo::LinkGraph two = topo::load_topology(testing::shipped("cluster-mi300x-roce.yaml"), {{"nodes", "2"}});
+  const Machine m2(two, on);
+  REQUIRE(m2.arch().msccl_all_reduce.count() > 0.0);
+  CHECK(tune_at(m2, two, Collective::all_reduce, 1048576.0).best.algorithm != Algorithm::two_shot);
+  const topo::LinkGraph mi355 = topo::load_topology(testing::shipped("cluster-mi355x-roce.yaml"), {{"nodes", "1"}});
+  const Machine m355(mi355, on);
+  CHECK(m355.arch().msccl_all_reduce.count() == 0.0);
+  CHECK(tune_at(m355, mi355, Collective::all_reduce, 1048576.0).best.algorithm != Algorithm::two_shot);
+}
