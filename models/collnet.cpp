@@ -174,16 +174,19 @@ Estimate collnet_closed_form(PlanBuilder& b, sim::Seconds launch) {
     // the gathers: one a stage time, the last its share of one.
     const double first_gather = write_alone + lambda + b.reduction_time(sim::Bytes{c}).count() + t - launch.count();
     const double a = write_alone - o;
-    const double n1 = std::min(L, std::floor(first_gather / write_alone));
+    // The scatter the first gather meets: the one whose start is nearer, before it or after.
+    double n1 = std::min(L, std::floor(first_gather / write_alone));
+    if (n1 < L && first_gather - n1 * write_alone > (n1 + 1.0) * write_alone - first_gather) n1 += 1.0;
     const double last = o + f * a;
     double writes = 0.0;
     if (n1 >= L) {
       writes = (L - 1.0) * write_alone + last;
     } else {
       const double since = first_gather - n1 * write_alone;   // since the last scatter began
-      const double phi = std::min({since, write_alone - since, o});
+      const double phi = std::min({std::abs(since), write_alone - since, o});
       const double period = std::max(write_shared - phi, write_alone);
-      const double overlap = o + (1.0 + f) * a - phi;
+      // Met after its start (since < 0), the gather's own group sent alone for phi first.
+      const double overlap = o + (1.0 + f) * a - (since < 0.0 ? 0.0 : phi);
       writes = (L - 1.0 - n1) * period + overlap + (n1 - 1.0) * write_alone + last;
     }
     t = launch.count() + first_gather + std::max(writes, (L - 2.0 + f) * nic + last) + lambda;

@@ -150,3 +150,24 @@ TEST_CASE("with SHARP the tuner takes collnet where it is fastest, and not witho
   for (const auto& cand : d.candidates)
     if (cand.choice.algorithm == Algorithm::collnet) CHECK_FALSE(cand.time.has_value());
 }
+
+TEST_CASE("collnet's closed form: the first gather meets the nearer scatter, also one that starts after it") {
+  // 2 H100 nodes: the first gather starts 136 us in, within a microsecond or two of the fifth
+  // scatter's start when a Simple send costs 4.5-6 us. The closed form counted one more shared
+  // period there (+29 us at 100 MiB and 1 GiB with 4.5 us, +27 us with 4.9 us).
+  const topo::LinkGraph g = testing::cluster("cluster-h100-ib.yaml", 2);
+  for (const double overhead_us : {4.1, 4.5, 4.9, 6.0}) {
+    Params params = default_params();
+    params.protocols[static_cast<int>(Protocol::simple)].overhead = sim::Seconds{overhead_us * 1e-6};
+    const Machine m(g, params);
+    for (const double size : {104857600.0, 1073741824.0}) {
+      CAPTURE(overhead_us);
+      CAPTURE(size);
+      const Problem p{Collective::all_reduce, sim::Bytes{size}, g.gpus(), 0};
+      const Choice c{Algorithm::collnet, Protocol::simple, m.arch().channels};
+      const double sim = run_collective(m, p, c, Method::simulate).time.count();
+      const double closed = run_collective(m, p, c, Method::analytic).time.count();
+      CHECK(closed == rel_approx(sim).epsilon(1e-6));
+    }
+  }
+}
