@@ -72,9 +72,10 @@ Decision tune(const Machine& machine, const Problem& problem, const TunerOptions
   // The library's own algorithm for this problem, run ahead of its tuner: the only candidate.
   if (!options.algorithm && !options.protocol && !options.all_algorithms)
     for (const AlgorithmDescriptor* a : algorithms()) {
-      if (!a->preempts || why_not(machine, problem, a->id, Protocol::simple)) continue;
-      if (const auto p = a->preempts(machine, problem)) {
-        Candidate c{Choice{a->id, *p, channels}, std::nullopt, ""};
+      if (!a->preempts) continue;
+      const std::optional<Protocol> p = a->preempts(machine, problem);
+      if (p && !why_not(machine, problem, a->id, *p)) {
+        Candidate c{Choice{a->id, *p, channels_for_size(problem, a->id, *p, channels)}, std::nullopt, ""};
         const Estimate e = estimate(machine, problem, c.choice);
         c.time = e.time;
         c.note = e.formula + " (the library runs it ahead of its tuner)";

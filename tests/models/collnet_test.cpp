@@ -117,8 +117,7 @@ TEST_CASE("collnet: no all_reduce beats its NIC or NVLink bytes, and the closed 
         CAPTURE(size);
         const Problem p{Collective::all_reduce, sim::Bytes{size}, g.gpus(), 0};
         const Choice c{Algorithm::collnet, Protocol::simple, m.arch().channels};
-        const double sim = run_collective(m, p, c, Method::simulate).time.count();
-        const double closed = run_collective(m, p, c, Method::analytic).time.count();
+        const auto [closed, sim] = testing::closed_and_simulated(m, p, c);
         CHECK(sim >= size / 8 / nic);
         CHECK(sim >= 2.0 * 7 / 8 * size / port);
         CHECK(closed == rel_approx(sim).epsilon(size <= 1048576.0 || size >= 1e9 ? 1e-6 : 0.031));
@@ -165,8 +164,7 @@ TEST_CASE("collnet's closed form: the first gather meets the nearer scatter, als
       CAPTURE(size);
       const Problem p{Collective::all_reduce, sim::Bytes{size}, g.gpus(), 0};
       const Choice c{Algorithm::collnet, Protocol::simple, m.arch().channels};
-      const double sim = run_collective(m, p, c, Method::simulate).time.count();
-      const double closed = run_collective(m, p, c, Method::analytic).time.count();
+      const auto [closed, sim] = testing::closed_and_simulated(m, p, c);
       CHECK(closed == rel_approx(sim).epsilon(1e-6));
     }
   }

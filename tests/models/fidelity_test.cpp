@@ -379,8 +379,7 @@ TEST_CASE("pairwise's closed form plays each rank's steps: a rank whose send is 
       TunerOptions o;
       o.algorithm = Algorithm::pairwise;
       const Choice c = tune(m, p, o).best;
-      const double sim = run_collective(m, p, c, Method::simulate).time.count();
-      const double closed = run_collective(m, p, c, Method::analytic).time.count();
+      const auto [closed, sim] = testing::closed_and_simulated(m, p, c);
       CHECK(closed == rel_approx(sim).epsilon(0.01));
     }
   }
@@ -400,8 +399,7 @@ TEST_CASE("pairwise with a traffic matrix: each rank's steps carry its own bytes
     TunerOptions o;
     o.algorithm = Algorithm::pairwise;
     const Choice c = tune(m, p, o).best;
-    const double sim = run_collective(m, p, c, Method::simulate).time.count();
-    const double closed = run_collective(m, p, c, Method::analytic).time.count();
+    const auto [closed, sim] = testing::closed_and_simulated(m, p, c);
     if (g.gpus().size() == 8) {
       CHECK(closed == rel_approx(sim).epsilon(0.001));
     } else {

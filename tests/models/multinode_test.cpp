@@ -136,8 +136,7 @@ TEST_CASE("across nodes the ring's closed form is exact with one channel per rin
         CAPTURE(channels);
         const Problem p{Collective::all_reduce, sim::Bytes{size}, {g.gpus().begin(), g.gpus().end()}, 0};
         const Choice c{Algorithm::ring, Protocol::simple, channels};   // 8 rings, one per NIC
-        const double sim = run_collective(m, p, c, Method::simulate).time.count();
-        const double closed = run_collective(m, p, c, Method::analytic).time.count();
+        const auto [closed, sim] = testing::closed_and_simulated(m, p, c);
         CHECK(closed == rel_approx(sim).epsilon(channels == 8 ? 1e-3 : 0.005));
       }
     }
@@ -159,8 +158,7 @@ TEST_CASE("rings that share NVLink across nodes keep their phases: LL128's close
       CAPTURE(mib);
       const Problem p{Collective::all_reduce, sim::Bytes{mib * (1 << 20)}, {g.gpus().begin(), g.gpus().end()}, 0};
       const Choice c{Algorithm::ring, Protocol::ll128, m.arch().channels};
-      const double sim = run_collective(m, p, c, Method::simulate).time.count();
-      const double closed = run_collective(m, p, c, Method::analytic).time.count();
+      const auto [closed, sim] = testing::closed_and_simulated(m, p, c);
       CHECK(closed == rel_approx(sim).epsilon(0.02));
     }
   }
@@ -184,8 +182,7 @@ TEST_CASE("LL128 forwarding as it receives across nodes: the closed form plays t
         CAPTURE(channels);
         const Problem p{Collective::all_reduce, sim::Bytes{size}, {g.gpus().begin(), g.gpus().end()}, 0};
         const Choice c{Algorithm::ring, Protocol::ll128, channels};
-        const double sim = run_collective(m, p, c, Method::simulate).time.count();
-        const double closed = run_collective(m, p, c, Method::analytic).time.count();
+        const auto [closed, sim] = testing::closed_and_simulated(m, p, c);
         const double store_and_forward = run_collective(stored, p, c, Method::simulate).time.count();
         CHECK(closed == rel_approx(sim).epsilon(channels == 8 ? 1e-3 : 0.005));
         CHECK(sim <= store_and_forward * (1.0 + 1e-9));
@@ -266,8 +263,7 @@ TEST_CASE("across nodes the tree's closed form is within 2% of the simulation at
       CAPTURE(mib);
       const Problem p{Collective::all_reduce, sim::Bytes{mib * double(1 << 20)}, {g.gpus().begin(), g.gpus().end()}, 0};
       const Choice c{Algorithm::tree, Protocol::simple, m.arch().channels};
-      const double sim = run_collective(m, p, c, Method::simulate).time.count();
-      const double closed = run_collective(m, p, c, Method::analytic).time.count();
+      const auto [closed, sim] = testing::closed_and_simulated(m, p, c);
       CHECK(closed == rel_approx(sim).epsilon(mib == 16 ? 0.02 : mib == 64 ? 0.04 : mib == 256 ? 0.03 : 0.02));
     }
   }
@@ -358,8 +354,7 @@ TEST_CASE("across nodes the NVLS tree's closed form is exact for one loop and wi
       CAPTURE(size);
       const Problem p{Collective::all_reduce, sim::Bytes{size}, {g.gpus().begin(), g.gpus().end()}, 0};
       const Choice c{Algorithm::nvls_tree, Protocol::simple, m.arch().channels};
-      const double sim = run_collective(m, p, c, Method::simulate).time.count();
-      const double closed = run_collective(m, p, c, Method::analytic).time.count();
+      const auto [closed, sim] = testing::closed_and_simulated(m, p, c);
       const double tolerance = size < 5e6 ? 1e-6 : nodes == 2 && size > 5e7 && size < 1e8 ? 0.05 : 0.01;
       CHECK(closed == rel_approx(sim).epsilon(tolerance));
     }
@@ -377,8 +372,7 @@ TEST_CASE("the NVLS tree's second of two loops moves only what is left (2 B200 n
     CAPTURE(size);
     const Problem p{Collective::all_reduce, sim::Bytes{size}, {g.gpus().begin(), g.gpus().end()}, 0};
     const Choice c{Algorithm::nvls_tree, Protocol::simple, m.arch().channels};
-    const double sim = run_collective(m, p, c, Method::simulate).time.count();
-    const double closed = run_collective(m, p, c, Method::analytic).time.count();
+    const auto [closed, sim] = testing::closed_and_simulated(m, p, c);
     CHECK(closed == rel_approx(sim).epsilon(0.01));
   }
 }

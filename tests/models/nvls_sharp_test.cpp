@@ -68,8 +68,7 @@ TEST_CASE("nvls across nodes: no all_reduce beats its NIC or NVLink bytes, and t
         CAPTURE(size);
         const Problem p{Collective::all_reduce, sim::Bytes{size}, g.gpus(), 0};
         const Choice c{Algorithm::nvls, Protocol::simple, m.arch().channels};
-        const double sim = run_collective(m, p, c, Method::simulate).time.count();
-        const double closed = run_collective(m, p, c, Method::analytic).time.count();
+        const auto [closed, sim] = testing::closed_and_simulated(m, p, c);
         CHECK(sim >= size / 8 / nic);
         CHECK(sim >= size * 9 / 8 / (eff * port));
         CHECK(closed == rel_approx(sim).epsilon(0.028));

@@ -88,8 +88,7 @@ TEST_CASE("pat: no rank gathers faster than its NIC, and the closed form is the 
         CAPTURE(size);
         const Problem p{op, sim::Bytes{size}, one_per_node(g, nodes), 0};
         const Choice c{Algorithm::pat, Protocol::simple, m.arch().channels};
-        const double sim = run_collective(m, p, c, Method::simulate).time.count();
-        const double closed = run_collective(m, p, c, Method::analytic).time.count();
+        const auto [closed, sim] = testing::closed_and_simulated(m, p, c);
         CHECK(closed == rel_approx(sim).epsilon(1e-6));
         CHECK(sim >= (nodes - 1.0) / nodes * size / 50e9);
       }

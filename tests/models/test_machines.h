@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "models/params.h"
+#include "models/run.h"
 #include "topologies/builder.h"
 #include "topologies/link_graph.h"
 
@@ -68,6 +69,19 @@ inline std::string shipped(const std::string& name) {
 // A shipped cluster of `nodes` nodes, its fabric's switches reducing (SHARP) or not.
 inline topo::LinkGraph cluster(const std::string& file, int nodes, bool sharp = true) {
   return topo::load_topology(shipped(file), {{"nodes", std::to_string(nodes)}, {"sharp", sharp ? "true" : "false"}});
+}
+
+// One collective timed both ways, in seconds: the closed form the tuner ranks by, and the
+// simulation it must match.
+struct ClosedAndSimulated {
+  double closed;
+  double simulated;
+};
+
+inline ClosedAndSimulated closed_and_simulated(const models::Machine& m, const models::Problem& p,
+                                               const models::Choice& c) {
+  return {models::run_collective(m, p, c, models::Method::analytic).time.count(),
+          models::run_collective(m, p, c, models::Method::simulate).time.count()};
 }
 
 }  // namespace wiresim::testing
