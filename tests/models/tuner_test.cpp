@@ -170,13 +170,38 @@ TEST_CASE("RCCL runs its MSCCL all-pairs all_reduce ahead of its tuner on MI300X
   const std::vector<topo::DeviceId> four(g.gpus().begin(), g.gpus().begin() + 4);
   CHECK(tune(m, Problem{Collective::all_reduce, sim::Bytes{1048576.0}, four, 0}, TunerOptions{}).best.algorithm !=
         Algorithm::two_shot);
-  // Not across nodes, and not on MI355X (cdna4: RCCL's docs enable MSCCL by default on MI300X only).
+  // Not across nodes.
   const topo::LinkGraph two = topo::load_topology(testing::shipped("cluster-mi300x-roce.yaml"), {{"nodes", "2"}});
   const Machine m2(two, on);
   REQUIRE(m2.arch().msccl_all_reduce.count() > 0.0);
   CHECK(tune_at(m2, two, Collective::all_reduce, 1048576.0).best.algorithm != Algorithm::two_shot);
-  const topo::LinkGraph mi355 = topo::load_topology(testing::shipped("cluster-mi355x-roce.yaml"), {{"nodes", "1"}});
-  const Machine m355(mi355, on);
-  CHECK(m355.arch().msccl_all_reduce.count() == 0.0);
-  CHECK(tune_at(m355, mi355, Collective::all_reduce, 1048576.0).best.algorithm != Algorithm::two_shot);
+}
+
+TEST_CASE("MI355X runs RCCL's MSCCL all-pairs all_reduce as shipped: one node, up to 16 MiB") {
+  // RCCL matches its MSCCL model on the xGMI mesh alone, whatever the gfx (params.yaml [R2]):
+  // shipped on for cdna4, whose data show allreduce_pairs' LL -> Simple switch at 512 KiB.
+  const topo::LinkGraph one = topo::load_topology(testing::shipped("cluster-mi355x-roce.yaml"), {{"nodes", "1"}});
+  const Machine m(one, default_params());
+  REQUIRE(m.arch_name() == "cdna4");
+  CHECK(m.arch().msccl_all_reduce.count() == 16.0 * 1048576.0);
+  const Decision small = tune_at(m, one, Collective::all_reduce, 64 * 1024.0);
+  CHECK(small.best.algorithm == Algorithm::two_shot);
+  CHECK(small.best.protocol == Protocol::ll);
+  CHECK(small.candidates.size() == 1);
+  const Decision mid = tune_at(m, one, Collective::all_reduce, 4 * 1048576.0);
+  CHECK(mid.best.algorithm == Algorithm::two_shot);
+  CHECK(mid.best.protocol == Protocol::simple);
+  CHECK(tune_at(m, one, Collective::all_reduce, 32 * 1048576.0).best.algorithm != Algorithm::two_shot);
+  // Its all-pairs exchange beats the ring where the ring pays 14 steps of latency: at 4 MiB the
+  // all-pairs all_reduce simulates faster than RCCL's tuner's own pick without it.
+  TunerOptions own;
+  own.protocol = Protocol::simple;   // forcing a protocol hands the choice back to the tuner
+  const Choice ring = tune_at(m, one, Collective::all_reduce, 4 * 1048576.0, own).best;
+  REQUIRE(ring.algorithm != Algorithm::two_shot);
+  const Problem p{Collective::all_reduce, sim::Bytes{4 * 1048576.0}, {one.gpus().begin(), one.gpus().end()}, 0};
+  CHECK(run_collective(m, p, mid.best, Method::simulate).time < run_collective(m, p, ring, Method::simulate).time);
+  // Two MI355X nodes: RCCL's tuner.
+  const topo::LinkGraph two = topo::load_topology(testing::shipped("cluster-mi355x-roce.yaml"), {{"nodes", "2"}});
+  const Machine m2(two, default_params());
+  CHECK(tune_at(m2, two, Collective::all_reduce, 1048576.0).best.algorithm != Algorithm::two_shot);
 }
