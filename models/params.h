@@ -93,7 +93,7 @@ struct ArchParams {
   // RCCL's MSCCL all-pairs all_reduce (a direct reduce-scatter then a direct all-gather:
   // two_shot), which RCCL runs ahead of its tuner on 8 GPUs of one node that are all joined
   // pairwise by xGMI, up to this size (out of place; LL below 512 KiB, Simple above); 0 where
-  // it is not modelled (NCCL; and, shipped, every architecture: models/params.yaml [R2]).
+  // it is not modelled (NCCL; shipped, cdna3 as well: models/params.yaml [R2]).
   sim::Bytes msccl_all_reduce{0.0};
   double efficiency(topo::Tier tier) const;   // 1.0 where not given
 };
