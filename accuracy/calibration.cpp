@@ -136,11 +136,12 @@ std::vector<FittedConstant> candidates(const std::string& arch, const std::set<t
                                [arch](models::Params& p) -> sim::Seconds& { return arch_of(p, arch).launch_overhead; }));
   out.push_back(time_constant("host_launch", 20.0, {}, Region::floor, "host time per collective per GPU a thread launches",
                                [](models::Params& p) -> sim::Seconds& { return p.host_launch; }));
+  // Each protocol's as it runs on this architecture: a fit writes the architecture's own value
+  // (ArchParams::simple_overhead, ll128_overhead), read where unset from the protocol's.
   out.push_back(time_constant(
       "protocol_overhead.simple", 30.0, {}, Region::ramp, "per Simple send",
-      [](models::Params& p) -> sim::Seconds& { return p.protocols[static_cast<int>(models::Protocol::simple)].overhead; }));
-  // LL128's as it runs on this architecture: a fit writes the architecture's own value
-  // (ArchParams::ll128_overhead), read where unset from the protocol's.
+      [arch](models::Params& p, sim::Seconds v) { arch_of(p, arch).simple_overhead = v; },
+      [arch](const models::Params& p) { return p.protocol_on(p.arch(arch), models::Protocol::simple).overhead; }));
   out.push_back(time_constant(
       "protocol_overhead.ll128", 30.0, {}, Region::ramp, "per LL128 send",
       [arch](models::Params& p, sim::Seconds v) { arch_of(p, arch).ll128_overhead = v; },
@@ -418,7 +419,7 @@ void apply_parameters(models::Params& params, const Overlay& overlay) {
   for (const auto& [tier, e] : p.link_efficiency) a.link_efficiency[tier] = e;
   if (p.launch_overhead) a.launch_overhead = *p.launch_overhead;
   if (p.host_launch) params.host_launch = *p.host_launch;
-  if (p.simple_overhead) params.protocols[static_cast<int>(models::Protocol::simple)].overhead = *p.simple_overhead;
+  if (p.simple_overhead) a.simple_overhead = *p.simple_overhead;
   if (p.ll128_overhead) a.ll128_overhead = *p.ll128_overhead;
 }
 

@@ -63,7 +63,7 @@ sim::Bytes size_of(const std::string& s) { return sim::parse_size(s); }
 ArchParams read_arch(const Reader& r, const Value& n, const std::string& where) {
   r.only_keys(n, {"channels", "nvls_channels", "nvls_efficiency", "ll_max", "ll128_per_channel",
                   "link_efficiency", "shm_bandwidth", "launch_overhead", "nvls_step_overhead", "nvls_start", "channel_bw",
-                  "p2p_channel_bw", "p2p_net_channel_bw", "nvlink_step_extra", "ll128_overhead", "pxn",
+                  "p2p_channel_bw", "p2p_net_channel_bw", "nvlink_step_extra", "ll128_overhead", "simple_overhead", "pxn",
                   "msccl_all_reduce"},
               where);
   ArchParams a;
@@ -90,6 +90,11 @@ ArchParams read_arch(const Reader& r, const Value& n, const std::string& where) 
     a.ll128_overhead = r.scalar<sim::Seconds>(*v, time_of, where + ".ll128_overhead");
     if (a.ll128_overhead->count() < 0.0 || a.ll128_overhead->count() > 1e-3)
       r.fail(*v, where + ".ll128_overhead: expected 0 to 1ms");
+  }
+  if (const Value* v = input::find(n, "simple_overhead")) {
+    a.simple_overhead = r.scalar<sim::Seconds>(*v, time_of, where + ".simple_overhead");
+    if (a.simple_overhead->count() < 0.0 || a.simple_overhead->count() > 1e-3)
+      r.fail(*v, where + ".simple_overhead: expected 0 to 1ms");
   }
   if (const Value* v = input::find(n, "pxn")) a.pxn = input::as_bool(*v, where + ".pxn");
   if (const Value* v = input::find(n, "msccl_all_reduce")) {
@@ -159,6 +164,7 @@ const ArchParams& Params::arch(std::string_view name) const {
 ProtocolParams Params::protocol_on(const ArchParams& arch, Protocol p) const {
   ProtocolParams out = protocol(p);
   if (p == Protocol::ll128 && arch.ll128_overhead) out.overhead = *arch.ll128_overhead;
+  if (p == Protocol::simple && arch.simple_overhead) out.overhead = *arch.simple_overhead;
   return out;
 }
 

@@ -87,6 +87,8 @@ struct ArchParams {
   // protocols.ll128.overhead (the GPU-side fences and flag polls of one step depend on the
   // GPU); the protocol's value where not given.
   std::optional<sim::Seconds> ll128_overhead;
+  // The same for Simple, in place of protocols.simple.overhead; the protocol's where not given.
+  std::optional<sim::Seconds> simple_overhead;
   // PXN (a flow to another rail relayed by the GPU of that rail): NCCL's default since 2.12;
   // RCCL ships it disabled (NCCL_PXN_DISABLE defaults to 1 there).
   bool pxn = true;
@@ -133,7 +135,7 @@ struct Params {
 
   const ProtocolParams& protocol(Protocol p) const { return protocols[static_cast<int>(p)]; }
   // The protocol as it runs on an architecture: its per-send overhead may be the
-  // architecture's own (ArchParams::ll128_overhead).
+  // architecture's own (ArchParams::simple_overhead, ll128_overhead).
   ProtocolParams protocol_on(const ArchParams& arch, Protocol p) const;
   // Falls back to "default" for an architecture the file does not list.
   const ArchParams& arch(std::string_view name) const;

@@ -44,7 +44,7 @@ NumberAndUnit split_number(std::string_view text, std::string_view what, std::st
     throw std::invalid_argument(
         fmt::format("expected {} with a unit ({}), got '{}'", what, examples, text));
   if (!std::isfinite(value) || value < 0.0)
-    throw std::invalid_argument(fmt::format("expected a non-negative {}, got '{}'", what, text));
+    throw std::invalid_argument(fmt::format("expected {} that is not negative, got '{}'", what, text));
   std::string_view unit = trim(s.substr(end));
   if (unit.empty())
     throw std::invalid_argument(

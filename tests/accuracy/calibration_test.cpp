@@ -119,7 +119,10 @@ TEST_CASE("a synthetic log made with known parameters is fitted back to them wit
   // Its scope is what the log measured: all_reduce on one node. It reads back the same, and the
   // fitted values reach the ring-family collectives on one node only: an all_to_all, or an
   // all_reduce across nodes, keeps every built-in value.
-  const auto simple = [](const models::Params& p) { return p.protocol(models::Protocol::simple).overhead.count() * 1e6; };
+  // The Simple overhead as it runs on the overlay's architecture, and on another.
+  const auto simple = [](const models::Params& p, const char* arch = "ampere") {
+    return p.protocol_on(p.arch(arch), models::Protocol::simple).overhead.count() * 1e6;
+  };
   for (const auto& c : {std::tuple{input::Collective::all_reduce, false, true},
                         std::tuple{input::Collective::all_gather, false, true},
                         std::tuple{input::Collective::all_to_all, false, false},
@@ -134,6 +137,7 @@ TEST_CASE("a synthetic log made with known parameters is fitted back to them wit
     if (applies) {
       CHECK(p.arch("ampere").efficiency(topo::Tier::nvlink) == rel_approx(0.70).epsilon(0.02));
       CHECK(simple(p) == rel_approx(6.0).epsilon(0.02));
+      CHECK(simple(p, "hopper") == simple(builtin, "hopper"));   // other architectures keep theirs
     } else {   // the built-in values, exactly
       CHECK(p.arch("ampere").efficiency(topo::Tier::nvlink) == builtin.arch("ampere").efficiency(topo::Tier::nvlink));
       CHECK(simple(p) == simple(builtin));

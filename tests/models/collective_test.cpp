@@ -80,6 +80,29 @@ TEST_CASE("the built-in parameters carry NCCL's tables") {
   CHECK(p.arch("hopper").efficiency(wiresim::topo::Tier::nvlink) == rel_approx(0.83));
 }
 
+TEST_CASE("an architecture's own Simple send overhead replaces the protocol's there only") {
+  std::string text = wiresim::input::read_file(std::string(WIRESIM_SOURCE_DIR) + "/models/params.yaml");
+  const std::string cdna4 = "\n  cdna4:\n";
+  const std::size_t at = text.find(cdna4);
+  REQUIRE(at != std::string::npos);
+  std::string own = text;
+  own.insert(at + cdna4.size(), "    simple_overhead: 1.5us\n");
+  const Params p = parse_params(own, "p.yaml");
+  CHECK(p.protocol_on(p.arch("cdna4"), Protocol::simple).overhead.us() == rel_approx(1.5));
+  CHECK(p.protocol_on(p.arch("cdna3"), Protocol::simple).overhead == p.protocol(Protocol::simple).overhead);
+  CHECK(p.protocol_on(p.arch("cdna4"), Protocol::ll128).overhead == p.protocol(Protocol::ll128).overhead);
+  CHECK(p.protocol(Protocol::simple).overhead.us() == rel_approx(4.1));
+  for (const auto& [value, why] : {std::pair<std::string, std::string>{"-1us", "expected a time that is not negative"},
+                                    {"2ms", "expected 0 to 1ms"}}) {
+    std::string bad = text;
+    bad.insert(at + cdna4.size(), "    simple_overhead: " + value + "\n");
+    const auto [line, what] = refusal(bad);
+    CHECK(line == line_of(bad, "    simple_overhead:"));
+    CHECK(what.find("architectures.cdna4.simple_overhead") != std::string::npos);
+    CHECK(what.find(why) != std::string::npos);
+  }
+}
+
 TEST_CASE("a bad parameter file is refused with its position") {
   const std::string text = "protocols:\n  ll: {payload: 0.5, step: 64KiB, slots: 8, colour: red}\n";
   try {

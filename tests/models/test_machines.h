@@ -52,6 +52,7 @@ inline models::Params plain_params(bool zero_latency) {
       arch.launch_overhead = sim::Seconds{0.0};
       arch.nvlink_step_extra = sim::Seconds{0.0};
       arch.ll128_overhead.reset();   // the protocol's overhead (zeroed below) applies
+      arch.simple_overhead.reset();
     }
   }
   if (zero_latency) {

@@ -3,6 +3,7 @@
 #include "models/tuner.h"
 #include "input/input_error.h"
 #include "test_machines.h"
+#include "tests/approx.h"
 #include "topologies/builder.h"
 
 using namespace wiresim;
@@ -175,6 +176,27 @@ TEST_CASE("RCCL runs its MSCCL all-pairs all_reduce ahead of its tuner on MI300X
   const Machine m2(two, on);
   REQUIRE(m2.arch().msccl_all_reduce.count() > 0.0);
   CHECK(tune_at(m2, two, Collective::all_reduce, 1048576.0).best.algorithm != Algorithm::two_shot);
+}
+
+TEST_CASE("an architecture's own Simple overhead is paid once per step of a ring that fits in one loop") {
+  // 32 MiB on 8 MI355X: 14 channels of 2.4 MiB, one loop of 8 chunks each, so the all_reduce's
+  // 2(n-1) = 14 chained steps each pay one Simple send overhead and nothing else moves.
+  const topo::LinkGraph one = topo::load_topology(testing::shipped("cluster-mi355x-roce.yaml"), {{"nodes", "1"}});
+  Params own = default_params();
+  own.architectures.at("cdna4").simple_overhead = sim::Seconds{1.5e-6};
+  const Machine shipped(one, default_params());
+  const Machine faster(one, own);
+  TunerOptions ring;
+  ring.algorithm = Algorithm::ring;
+  ring.protocol = Protocol::simple;
+  const Choice c = tune_at(shipped, one, Collective::all_reduce, 32 * 1048576.0, ring).best;
+  REQUIRE(c.algorithm == Algorithm::ring);
+  const Problem p{Collective::all_reduce, sim::Bytes{32 * 1048576.0}, {one.gpus().begin(), one.gpus().end()}, 0};
+  const auto before = testing::closed_and_simulated(shipped, p, c);
+  const auto after = testing::closed_and_simulated(faster, p, c);
+  const double saved = 14 * (default_params().protocol(Protocol::simple).overhead.count() - 1.5e-6);
+  CHECK(before.closed - after.closed == rel_approx(saved).epsilon(1e-6));
+  CHECK(before.simulated - after.simulated == rel_approx(saved).epsilon(1e-6));
 }
 
 TEST_CASE("MI355X runs RCCL's MSCCL all-pairs all_reduce as shipped: one node, up to 16 MiB") {

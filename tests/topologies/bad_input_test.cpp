@@ -113,7 +113,7 @@ TEST_CASE("wrong types say what was expected") {
 
 TEST_CASE("bandwidths and latencies must be positive and carry a known unit") {
   expect(replace(kGood, "25GB/s", "0GB/s"), 7, "0GB/s", "expected a positive rate");
-  expect(replace(kGood, "25GB/s", "-25GB/s"), 7, "-25GB/s", "non-negative");
+  expect(replace(kGood, "25GB/s", "-25GB/s"), 7, "-25GB/s", "that is not negative");
   expect(replace(kGood, "25GB/s", "25"), 7, "25,", "expected a rate with a unit");
   expect(replace(kGood, "25GB/s", "25GX/s"), 7, "25GX/s", "unknown rate");
   expect(replace(kGood, "250ns", "0ns"), 7, "0ns", "expected a positive time");
