@@ -287,7 +287,7 @@ int print_fit(const std::vector<accuracy::Prepared>& sets, const models::Params&
              "# objective = sum over the fit sets of their median |busbw error| %: {:.2f} before, {:.2f} after\n"
              "# {} after {} coordinate sweep{}\n",
              o.model, rep.objective_before, rep.objective_after,
-             rep.converged ? "converged (no constant moved)" : "NOT converged", rep.sweeps, rep.sweeps > 1 ? "s" : "");
+             rep.converged ? "converged (its last sweep moved no constant)" : "NOT converged", rep.sweeps, rep.sweeps > 1 ? "s" : "");
   fmt::print("{:<42} {:>12} {:>12}  {}\n", "constant", "before", "fitted", "data sets");
   for (std::size_t i = 0; i < rep.constants.size(); ++i) {
     const auto& c = accuracy::fitted_constants()[i];
