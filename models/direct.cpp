@@ -105,7 +105,8 @@ std::vector<P2pOp> p2p_ops(const PlanBuilder& b) {
 // The operation's chains. A chunk waits for the previous one and for a free slot (the chunk
 // NCCL_STEPS before it has arrived). Within a node each chunk is one send (overhead, then the
 // wire); a send to another node is posted by the GPU (its overhead) and moved by the proxy's
-// NIC while the GPU posts the next.
+// NIC while the GPU posts the next, in the order posted (one connection per channel and peer):
+// its bytes go on the wire once the chunk before it has left.
 void expand_p2p_op(PlanBuilder& b, const P2pOp& op, sim::LabelId label, sim::LabelId post_label) {
   const sim::Bytes part = op.part();
   const int loops = op.loops();
@@ -113,6 +114,7 @@ void expand_p2p_op(PlanBuilder& b, const P2pOp& op, sim::LabelId label, sim::Lab
   std::vector<sim::NodeId> arrived(static_cast<std::size_t>(slots));
   for (int c = 0; c < op.channels; ++c) {
     sim::NodeId prev = b.launch();
+    sim::NodeId wire = kNoNode;
     std::fill(arrived.begin(), arrived.end(), kNoNode);
     const std::uint32_t flow = op.flow + static_cast<std::uint32_t>(c);
     for (int k = 0; k < loops; ++k) {
@@ -120,7 +122,9 @@ void expand_p2p_op(PlanBuilder& b, const P2pOp& op, sim::LabelId label, sim::Lab
       const sim::Bytes bytes = chunk_size(part, op.chunk, k);
       if (op.network) {
         prev = b.delay(b.protocol().overhead, {prev, slot}, post_label, op.from);
-        arrived[k % slots] = b.send_posted(op.from, op.to, bytes, {prev}, flow, label, op.cap).arrival;
+        const auto sent = b.send_posted(op.from, op.to, bytes, {prev, wire}, flow, label, op.cap);
+        wire = sent.transfer;
+        arrived[k % slots] = sent.arrival;
       } else {
         const auto sent = b.send(op.from, op.to, bytes, {prev, slot}, flow, label, op.cap);
         prev = sent.transfer;
