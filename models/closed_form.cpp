@@ -1,10 +1,12 @@
 #include "models/closed_form.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <optional>
 #include <queue>
 #include <span>
+#include <unordered_map>
 
 #include "sim/maxmin.h"
 
@@ -340,6 +342,27 @@ struct Shares {
   // the simulation at 1 GiB, every link taken alone 4.9 % too fast (docs/models.md, "Tree").
   static constexpr double kAbsorbMiss = 0.01;
 
+  // Edges alike in everything expected_min_share reads (their links' capacities, their cap,
+  // which links are dense, and their others' link masks and duties, in the order met) get the
+  // same share: the first one's, looked up by that key. Most edges of a tree or a ring repeat
+  // a few shapes. At most kShapes keys are kept (memory stays bounded where none repeat).
+  static constexpr std::size_t kShapes = 1u << 16;
+
+  struct KeyHash {
+    // FNV-1a over the words, four lanes at once (the multiplies of one lane wait on each other).
+    std::size_t operator()(const std::vector<std::uint64_t>& key) const noexcept {
+      constexpr std::uint64_t kPrime = 1099511628211ull;
+      std::uint64_t h[4] = {1469598103934665603ull, 1ull, 2ull, 3ull};
+      std::size_t i = 0;
+      for (; i + 4 <= key.size(); i += 4)
+        for (std::size_t k = 0; k < 4; ++k) h[k] = (h[k] ^ key[i + k]) * kPrime;
+      for (; i < key.size(); ++i) h[0] = (h[0] ^ key[i]) * kPrime;
+      return static_cast<std::size_t>(((h[0] * kPrime ^ h[1]) * kPrime ^ h[2]) * kPrime ^ h[3]);
+    }
+  };
+
+  static std::uint64_t bits(double v) { return std::bit_cast<std::uint64_t>(v); }
+
   std::vector<double> phased(const std::vector<double>& duty) const {
     const std::size_t n = caps.size();
     std::vector<double> out(n);
@@ -347,6 +370,14 @@ struct Shares {
     std::vector<std::uint32_t> touched, masks;
     std::vector<std::vector<double>> pmf;   // the first masks.size() are this edge's groups
     std::vector<double> cap_l;
+    std::vector<std::uint64_t> key;
+    std::unordered_map<std::vector<std::uint64_t>, double, KeyHash> shapes;
+    // Each edge's duty in [0, 1], and the chance that it cannot take another's unused share.
+    std::vector<double> f(n), keeps(n);
+    for (std::size_t j = 0; j < n; ++j) {
+      f[j] = std::clamp(duty[j], 0.0, 1.0);
+      keeps[j] = 1.0 - f[j] / 2.0;
+    }
     for (std::size_t e = 0; e < n; ++e) {
       // Its links, as bits of a mask (a route has a handful; past 32 they are not counted).
       const std::uint32_t m = std::min<std::uint32_t>(offsets[e + 1] - offsets[e], 32);
@@ -359,9 +390,25 @@ struct Shares {
           if (j == e) continue;
           if (mask_of[j] == 0) touched.push_back(j);
           mask_of[j] |= 1u << i;
-          miss *= 1.0 - std::clamp(duty[j], 0.0, 1.0) / 2.0;
+          if (miss >= kAbsorbMiss) miss *= keeps[j];   // the product only falls: past the bound it is dense
         }
         if (miss < kAbsorbMiss) dense |= 1u << i;
+      }
+      cap_l.resize(m);
+      for (std::size_t i = 0; i < cap_l.size(); ++i) cap_l[i] = capacity[route_links[offsets[e] + i]];
+      key.clear();
+      key.push_back(bits(caps[e]));
+      key.push_back(dense);
+      key.push_back(m);
+      for (double c : cap_l) key.push_back(bits(c));
+      for (auto j : touched) {
+        key.push_back(mask_of[j]);
+        key.push_back(bits(f[j]));
+      }
+      if (const auto hit = shapes.find(key); hit != shapes.end()) {
+        for (auto j : touched) mask_of[j] = 0;
+        out[e] = hit->second;
+        continue;
       }
       // Groups: others by the set of e's links they share; each group's count distribution.
       masks.clear();
@@ -373,16 +420,15 @@ struct Shares {
           if (pmf.size() < masks.size()) pmf.resize(masks.size());
           pmf[g].assign(1, 1.0);
         }
-        const double f = std::clamp(duty[j], 0.0, 1.0);
+        const double fj = f[j];
         auto& p = pmf[g];
         p.push_back(0.0);
-        for (std::size_t c = p.size() - 1; c > 0; --c) p[c] = p[c] * (1.0 - f) + p[c - 1] * f;
-        p[0] *= 1.0 - f;
+        for (std::size_t c = p.size() - 1; c > 0; --c) p[c] = p[c] * (1.0 - fj) + p[c - 1] * fj;
+        p[0] *= 1.0 - fj;
         mask_of[j] = 0;
       }
-      cap_l.resize(m);
-      for (std::size_t i = 0; i < cap_l.size(); ++i) cap_l[i] = capacity[route_links[offsets[e] + i]];
       out[e] = expected_min_share(masks, pmf, cap_l, caps[e], dense) * payload;
+      if (shapes.size() < kShapes) shapes.emplace(key, out[e]);
     }
     return out;
   }
