@@ -3,14 +3,12 @@
 // as the readers take paths.
 #pragma once
 
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
-#include <fstream>
 #include <string>
 
 #include "accuracy/dataset.h"
+#include "fuzz/input_file.h"
 #include "input/input_error.h"
 
 namespace wiresim_fuzz {
@@ -18,11 +16,8 @@ namespace wiresim_fuzz {
 // Writes the input to a file named ...suffix and reads it; bad input must end in InputError.
 template <typename Read>
 int read_as_file(const std::uint8_t* data, std::size_t size, const std::string& suffix, Read read) {
-  const std::string path = "/tmp/wiresim_fuzz_validation_" + std::to_string(::getpid()) + suffix;
-  {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
-  }
+  static const InputFile file("validation" + suffix);   // one suffix a target
+  const std::string& path = file.write(data, size);
   try {
     (void)read(path);
   } catch (const wiresim::input::InputError&) {

@@ -18,6 +18,7 @@
 #include "accuracy/stats.h"
 #include "input/input_error.h"
 #include "tests/approx.h"
+#include "tests/scratch_dir.h"
 
 using namespace wiresim;
 using namespace wiresim::accuracy;
@@ -36,8 +37,7 @@ std::string slurp(const std::string& path) {
 }
 
 fs::path scratch(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::temp_directory_path() / ("wiresim_accuracy_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const fs::path dir = scratch_dir();
   std::ofstream(dir / name) << text;
   return dir / name;
 }

@@ -9,17 +9,14 @@
 
 #include "input/file.h"
 #include "input/input_error.h"
+#include "tests/scratch_dir.h"
 
 using namespace wiresim::input;
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path scratch() {
-  const fs::path dir = fs::temp_directory_path() / ("wiresim_input_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path scratch() { return scratch_dir(); }
 
 }  // namespace
 

@@ -12,6 +12,7 @@
 #include "scenarios/jobs.h"
 #include "scenarios/step.h"
 #include "tests/approx.h"
+#include "tests/scratch_dir.h"
 #include "topologies/builder.h"
 #include "topologies/faults.h"
 
@@ -30,7 +31,7 @@ JobsResult run_file(const std::string& file) {
 }
 
 std::string write_jobs(const std::string& name, const std::string& jobs) {
-  const std::string path = (std::filesystem::temp_directory_path() / name).string();
+  const std::string path = (scratch_dir() / name).string();
   std::ofstream(path) << "topology: " << repo("topologies/cluster-h100-ib.yaml") << "\nset: {nodes: 4}\njobs:\n" << jobs;
   return path;
 }

@@ -13,6 +13,7 @@
 #include "scenarios/scenario.h"
 #include "scenarios/step.h"
 #include "tests/approx.h"
+#include "tests/scratch_dir.h"
 #include "topologies/builder.h"
 
 using namespace wiresim;
@@ -44,7 +45,7 @@ StepResult run_file(const std::string& file, Method method = Method::simulate, c
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = std::string("/tmp/wiresim_test_") + name;
+  const std::string path = (scratch_dir() / name).string();
   std::ofstream(path) << text;
   return path;
 }

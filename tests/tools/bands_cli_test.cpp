@@ -45,7 +45,7 @@ TEST_CASE("coll --bands: time_us_lo <= time_us <= ... in JSON and CSV, and the s
 
 TEST_CASE("coll --bands under a fitted overlay: the overlay's held-out error is the band") {
   const std::string overlay =
-      (std::filesystem::temp_directory_path() / ("wiresim-bands-overlay-" + std::to_string(::getpid()) + ".yaml")).string();
+      (scratch_dir() / "bands-overlay.yaml").string();
   const Run fit = wiresim("calibrate fit --topo topologies/dgx1-v100.yaml "
                           "tests/data/calibrate/log_allreduce_v100_8gpu_legacy-format.txt -o " + overlay);
   REQUIRE(fit.exit_code == 0);
@@ -90,7 +90,7 @@ TEST_CASE("run --bands and sweep --bands: the step's interval, exposed communica
   for (std::string line; std::getline(lines, line);) ++rows;
   CHECK(rows > 0);
   const std::string report =
-      (std::filesystem::temp_directory_path() / ("wiresim-bands-" + std::to_string(::getpid()) + ".html")).string();
+      (scratch_dir() / "bands.html").string();
   const Run h = wiresim("sweep --topo topologies/hgx-h100.yaml --model scenarios/models/llama-70b.yaml --tokens 4096 "
                         "--threads 1 --bands --report " + report);
   REQUIRE(h.exit_code == 0);

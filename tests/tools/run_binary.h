@@ -17,6 +17,8 @@
 #include <sstream>
 #include <string>
 
+#include "tests/scratch_dir.h"
+
 namespace wiresim_test {
 
 namespace fs = std::filesystem;
@@ -34,11 +36,7 @@ inline std::string slurp(const fs::path& p) {
 }
 
 // A folder of this test process's own, for inputs and outputs.
-inline fs::path scratch() {
-  const fs::path dir = fs::temp_directory_path() / ("wiresim_tools_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
-}
+inline fs::path scratch() { return scratch_dir(); }
 
 // `args` goes through the shell, so quote what needs quoting.
 inline Run wiresim(const std::string& args) {

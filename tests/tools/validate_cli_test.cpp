@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/scratch_dir.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -31,11 +33,7 @@ std::string slurp(const fs::path& p) {
   return s.str();
 }
 
-fs::path scratch() {
-  const fs::path dir = fs::temp_directory_path() / ("wiresim_validate_cli_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path scratch() { return scratch_dir(); }
 
 Run wiresim(const std::string& args) {
   const fs::path dir = scratch();

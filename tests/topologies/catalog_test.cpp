@@ -9,6 +9,7 @@
 
 #include "input/input_error.h"
 #include "tests/approx.h"
+#include "tests/scratch_dir.h"
 #include "topologies/builder.h"
 #include "topologies/catalog.h"
 
@@ -231,8 +232,7 @@ TEST_CASE("bad --set: unknown system, figure or dtype; a value without its unit"
 }
 
 TEST_CASE("an edited copy elsewhere may include the shipped catalogue and change one figure") {
-  const auto dir = std::filesystem::temp_directory_path() / "wiresim_catalog_test";
-  std::filesystem::create_directories(dir);
+  const auto dir = scratch_dir();
   const auto path = (dir / "mine.yaml").string();
   std::ofstream(path) << "include: " << kTopologyDir << "/catalog.yaml\n"
                       << "accelerators:\n"
