@@ -103,6 +103,11 @@ std::vector<sim::Bytes> parse_sizes(const std::string& text) {
   }
   if (hi < lo) throw InputError(fmt::format("--sizes: the maximum {} is below the minimum {}", parts[1], parts[0]));
   within_limit(parts.size() > 1 ? parts[1] : parts[0]);
+  if (parts.size() == 1) return {lo};
+  if (lo.count() <= 0.0)
+    throw InputError(fmt::format("--sizes: a range starts above 0 B (each size is the one before times the factor), "
+                                 "got '{}'; start at one element, e.g. 4B:{}",
+                                 text, parts[1]));
   std::vector<sim::Bytes> sizes;
   for (double s = lo.count(); s <= hi.count() * (1.0 + 1e-12); s *= factor) {
     sizes.push_back(sim::Bytes{std::floor(s)});
@@ -493,7 +498,8 @@ int run_coll(const CollOptions& o) {
     rows.push_back(std::move(row));
   }
   if (rows.empty())
-    throw InputError(fmt::format("--sizes: every size is below one element per rank ({} B)", align));
+    throw InputError(fmt::format("--sizes: every size is below {} ({} B)",
+                                 splits_per_rank(*op) ? "one element per rank" : "one element", align));
   if (o.format == "csv") print_csv(o, rows);
   else if (o.format == "json") print_json(o, machine, problem, rows);
   else print_table(o, machine, problem, rows);

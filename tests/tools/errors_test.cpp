@@ -152,6 +152,11 @@ TEST_CASE("--sizes: a list gives one row per size, in its order; a range and a l
   expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --sizes 1MiB:1GiB,2GiB"), "--sizes",
                         "not both");
   expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --sizes 1MiB,,2GiB"), "--sizes", "");
+  // A range from 0 B would never grow; one size of 0 B is below one element, like 1B.
+  expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --sizes 0B:1MiB"), "--sizes",
+                        "a range starts above 0 B");
+  expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --sizes 0B"), "--sizes",
+                        "below one element");
 }
 
 // validate skips a bad data set among good ones (with its reason in the report), but a run in
