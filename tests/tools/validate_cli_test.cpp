@@ -3,53 +3,15 @@
 // it cannot read or map, CSV/JSON/SVG outputs, and bad input exiting 2 with one line.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "tests/scratch_dir.h"
+#include "tests/tools/run_binary.h"
 
-namespace {
-
-namespace fs = std::filesystem;
-
-struct Run {
-  int exit_code;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-fs::path scratch() { return scratch_dir(); }
-
-Run wiresim(const std::string& args) {
-  const fs::path dir = scratch();
-  const std::string cmd = std::string("cd " WIRESIM_SOURCE_DIR " && " WIRESIM_BINARY " ") + args + " >" +
-                          (dir / "out").string() + " 2>" + (dir / "err").string();
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"), slurp(dir / "err")};
-}
-
-int lines(const std::string& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
-
-}  // namespace
+using namespace wiresim_test;
 
 TEST_CASE("validate: every H100 8-GPU all_reduce data set stays within 15% median busbw error") {
   // The guard of issue 5: accuracy on the best-known machine cannot silently regress.
