@@ -81,40 +81,25 @@ ArchParams read_arch(const Reader& r, const Value& n, const std::string& where) 
     a.p2p_channel_bw = r.scalar<sim::BytesPerSec>(*v, rate_of, where + ".p2p_channel_bw");
   if (const Value* v = input::find(n, "p2p_net_channel_bw"))
     a.p2p_net_channel_bw = r.scalar<sim::BytesPerSec>(*v, rate_of, where + ".p2p_net_channel_bw");
-  if (const Value* v = input::find(n, "nvlink_step_extra")) {
-    a.nvlink_step_extra = r.scalar<sim::Seconds>(*v, time_of, where + ".nvlink_step_extra");
-    if (a.nvlink_step_extra.count() < 0.0 || a.nvlink_step_extra.count() > 1e-3)
-      r.fail(*v, where + ".nvlink_step_extra: expected 0 to 1ms");
-  }
-  if (const Value* v = input::find(n, "ll128_overhead")) {
-    a.ll128_overhead = r.scalar<sim::Seconds>(*v, time_of, where + ".ll128_overhead");
-    if (a.ll128_overhead->count() < 0.0 || a.ll128_overhead->count() > 1e-3)
-      r.fail(*v, where + ".ll128_overhead: expected 0 to 1ms");
-  }
-  if (const Value* v = input::find(n, "simple_overhead")) {
-    a.simple_overhead = r.scalar<sim::Seconds>(*v, time_of, where + ".simple_overhead");
-    if (a.simple_overhead->count() < 0.0 || a.simple_overhead->count() > 1e-3)
-      r.fail(*v, where + ".simple_overhead: expected 0 to 1ms");
-  }
+  // A time under `key`, if given: from 0 to `most` (`most_text` in the error).
+  const auto time_at = [&](const std::string& key, double most, const char* most_text) -> std::optional<sim::Seconds> {
+    const Value* v = input::find(n, key);
+    if (!v) return std::nullopt;
+    const auto t = r.scalar<sim::Seconds>(*v, time_of, where + "." + key);
+    if (t.count() < 0.0 || t.count() > most) r.fail(*v, where + "." + key + ": expected 0 to " + most_text);
+    return t;
+  };
+  if (const auto t = time_at("nvlink_step_extra", 1e-3, "1ms")) a.nvlink_step_extra = *t;
+  a.ll128_overhead = time_at("ll128_overhead", 1e-3, "1ms");
+  a.simple_overhead = time_at("simple_overhead", 1e-3, "1ms");
   if (const Value* v = input::find(n, "pxn")) a.pxn = input::as_bool(*v, where + ".pxn");
   if (const Value* v = input::find(n, "msccl_all_reduce")) {
     a.msccl_all_reduce = r.scalar<sim::Bytes>(*v, size_of, where + ".msccl_all_reduce");
     if (a.msccl_all_reduce.count() < 0.0) r.fail(*v, where + ".msccl_all_reduce: expected a size >= 0");
   }
-  if (const Value* v = input::find(n, "nvls_step_overhead")) {
-    a.nvls_step_overhead = r.scalar<sim::Seconds>(*v, time_of, where + ".nvls_step_overhead");
-    if (a.nvls_step_overhead.count() < 0.0 || a.nvls_step_overhead.count() > 1e-3)
-      r.fail(*v, where + ".nvls_step_overhead: expected 0 to 1ms");
-  }
-  if (const Value* v = input::find(n, "nvls_start")) {
-    a.nvls_start = r.scalar<sim::Seconds>(*v, time_of, where + ".nvls_start");
-    if (a.nvls_start.count() < 0.0 || a.nvls_start.count() > 1e-3) r.fail(*v, where + ".nvls_start: expected 0 to 1ms");
-  }
-  if (const Value* v = input::find(n, "launch_overhead")) {
-    a.launch_overhead = r.scalar<sim::Seconds>(*v, time_of, where + ".launch_overhead");
-    if (a.launch_overhead.count() < 0.0 || a.launch_overhead.count() > 1e-2)
-      r.fail(*v, where + ".launch_overhead: expected 0 to 10ms");
-  }
+  if (const auto t = time_at("nvls_step_overhead", 1e-3, "1ms")) a.nvls_step_overhead = *t;
+  if (const auto t = time_at("nvls_start", 1e-3, "1ms")) a.nvls_start = *t;
+  if (const auto t = time_at("launch_overhead", 1e-2, "10ms")) a.launch_overhead = *t;
   const auto& eff = r.need(n, "link_efficiency", where);
   if (eff.kind != Value::Kind::map) r.fail(eff, where + ".link_efficiency: expected a mapping tier: fraction");
   for (const auto& kv : eff.entries) {
