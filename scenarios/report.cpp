@@ -101,7 +101,7 @@ constexpr const char* kStyle =
     "<style>body{font-family:sans-serif;margin:2em;color:#222}svg{display:block;margin:1em 0}"
     ".title{font-weight:bold;font-size:14px}.label,.value{font-size:12px}"
     "table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}"
-    "td:first-child,th:first-child{text-align:left}</style>";
+    "td:first-child,th:first-child{text-align:left}.conditions{color:#a40000;font-weight:bold}</style>";
 
 // Latency (x, linear) against cost (y, log) of every plan, a colour per system; the front as
 // a line through its points; the target as a dashed vertical line.
@@ -193,7 +193,8 @@ void write_plan_report(std::ostream& out, const PlanSpec& spec, const PlanResult
 }
 
 void write_sweep_report(std::ostream& out, const SweepSpec& spec, const std::vector<SweepRow>& rows,
-                        const std::vector<std::pair<double, double>>* step_bands) {
+                        const std::vector<std::pair<double, double>>* step_bands,
+                        const std::vector<std::string>& conditions) {
   const std::size_t shown = std::min<std::size_t>(rows.size(), 24);
   std::vector<std::string> labels;
   std::set<std::string> kinds, tiers;
@@ -224,6 +225,11 @@ void write_sweep_report(std::ostream& out, const SweepSpec& spec, const std::vec
                      rows.size(),
                      spec.objective == Objective::step_time ? "step time"
                      : spec.objective == Objective::comm_time ? "exposed communication" : "tokens per second");
+  if (!conditions.empty()) {
+    out << "<p class=\"conditions\">Not the topology as shipped:</p>\n<ul class=\"conditions\">\n";
+    for (const auto& c : conditions) out << "<li>" << escape(c) << "</li>\n";
+    out << "</ul>\n";
+  }
   out << "<ol>\n";
   for (std::size_t i = 0; i < std::min<std::size_t>(rows.size(), 3); ++i)
     out << "<li>" << escape(rows[i].explanation) << "</li>\n";

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -17,8 +18,12 @@
 namespace wiresim::scenarios {
 
 // `step_bands`, when given (sweep --bands), holds each row's step interval in ms (low, high).
+// `conditions`: one line each for what the machine differs in from the topology's healthy
+// default (a calibration overlay, the transport, failed or degraded links), shown above the
+// charts.
 void write_sweep_report(std::ostream& out, const SweepSpec& spec, const std::vector<SweepRow>& rows,
-                        const std::vector<std::pair<double, double>>* step_bands = nullptr);
+                        const std::vector<std::pair<double, double>>* step_bands = nullptr,
+                        const std::vector<std::string>& conditions = {});
 
 // The plan as a page: the latency/cost scatter of every plan that meets the target (log cost),
 // the Pareto front drawn through its points, the target as a line, and the ranking table.

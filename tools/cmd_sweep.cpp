@@ -92,7 +92,14 @@ int sweep(const SweepOptions& o) {
   }
   spec.limits = input.limits;
   const models::Machine machine = input.machine();
-  if (!input.overlay.empty() && o.format == "csv") fmt::print(stderr, "# overlay {}\n", input.overlay);
+  // What the sweep's machine differs in from the topology's healthy default, one line each:
+  // every output names them (the CSV on stderr, to keep its rows plain).
+  std::vector<std::string> conditions;
+  if (!input.overlay.empty()) conditions.push_back("overlay " + input.overlay);
+  if (std::string note = transport_note(input.transports); !note.empty()) conditions.push_back(std::move(note));
+  if (!input.faults.empty()) conditions.push_back("faults: " + input.faults);
+  if (o.format == "csv")
+    for (const auto& c : conditions) fmt::print(stderr, "# {}\n", c);
   const topo::LinkGraph& graph = input.graph;
   spec.gpus = o.gpus.value_or(static_cast<int>(graph.gpus().size()));
   if (!o.peak_flops.empty()) {
@@ -152,6 +159,8 @@ int sweep(const SweepOptions& o) {
     out["objective"] = o.objective;
     if (!input.overlay.empty()) out["overlay"] = input.overlay;
     if (!input.transports.p2p) out["p2p"] = false;
+    if (const std::string t = transport_note(input.transports); !t.empty()) out["transport"] = t;
+    if (!input.faults.empty()) out["faults"] = input.faults;
     out["micro_batches"] = o.micro_batches == "auto" ? nlohmann::ordered_json("auto")
                                                      : nlohmann::ordered_json(spec.workload.micro_batches);
     auto& arr = out["layouts"] = nlohmann::ordered_json::array();
@@ -177,9 +186,7 @@ int sweep(const SweepOptions& o) {
                o.micro_batches == "auto" ? std::string(", micro-batches chosen per layout (1, 2, 4, 8)")
                : spec.workload.micro_batches > 1 ? fmt::format(", {} micro-batches", spec.workload.micro_batches)
                                                  : std::string());
-    if (!input.overlay.empty()) fmt::print("# overlay {}\n", input.overlay);
-    if (const std::string note = transport_note(input.transports); !note.empty()) fmt::print("# {}\n", note);
-    if (!input.faults.empty()) fmt::print("# faults: {}\n", input.faults);
+    for (const auto& c : conditions) fmt::print("# {}\n", c);
     if (counts.too_big > 0)
       fmt::print("# {} more layouts left out: their weights, KV cache and activations exceed {:.0f}% of {:.0f} GB per GPU "
                  "(--gpu-memory)\n",
@@ -206,7 +213,7 @@ int sweep(const SweepOptions& o) {
     if (!file) throw InputError(o.report, 0, 0, "cannot write the report");
     std::vector<std::pair<double, double>> report_bands;
     for (const auto& b : bands) report_bands.emplace_back(b.low_ms, b.high_ms);
-    scenarios::write_sweep_report(file, spec, rows, o.bands ? &report_bands : nullptr);
+    scenarios::write_sweep_report(file, spec, rows, o.bands ? &report_bands : nullptr, conditions);
   }
   return 0;
 }

@@ -24,7 +24,10 @@ double ring_1gib_us(const std::string& extra) {
 std::string nodes_ranks(std::initializer_list<int> nodes) {
   std::string out;
   for (int n : nodes)
-    for (int g = 0; g < 8; ++g) out += (out.empty() ? "" : ",") + std::to_string(8 * n + g);
+    for (int g = 0; g < 8; ++g) {
+      if (!out.empty()) out += ',';
+      out += std::to_string(8 * n + g);
+    }
   return out;
 }
 
@@ -111,4 +114,36 @@ TEST_CASE("a faults: section in a scenario is --fail on the command line, and th
   // The file's failure and the command line's together: both NICs down.
   CHECK(step_ms("scenarios/llama70b-2node-tp16-nic-down.yaml --fail node0.nic1") ==
         step_ms("scenarios/llama70b-2node-tp16.yaml --fail node0.nic0 --fail node0.nic1"));
+}
+
+TEST_CASE("sweep names its faults and transport in every output: the table, the CSV's stderr, the JSON and the report") {
+  // A what-if sweep whose report did not say that node 0's NIC 0 was down would read as the
+  // healthy machine's ranking.
+  const std::string base = "sweep --topo topologies/cluster-h100-ib.yaml --set nodes=2 --model "
+                           "scenarios/models/llama-70b.yaml --tokens 4096 --threads 1 --fail node0.nic0 --gdr off";
+  const std::string transport = "gdr off: no GPUDirect RDMA";
+  const fs::path report = scratch() / "faults-sweep.html";
+  const Run table = wiresim(base + " --report " + report.string());
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.out.find("\n# faults: failed 4 links (node0.nic0)\n") != std::string::npos);
+  CHECK(table.out.find(transport) != std::string::npos);
+  const std::string html = slurp(report);
+  CHECK(html.find("<li>faults: failed 4 links (node0.nic0)</li>") != std::string::npos);
+  CHECK(html.find(transport) != std::string::npos);
+  const Run csv = wiresim(base + " --format csv");
+  REQUIRE(csv.exit_code == 0);
+  CHECK(csv.err.find("# faults: failed 4 links (node0.nic0)") != std::string::npos);
+  CHECK(csv.out.find("faults") == std::string::npos);
+  const Run json = wiresim(base + " --format json");
+  REQUIRE(json.exit_code == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  CHECK(j["faults"] == "failed 4 links (node0.nic0)");
+  CHECK(j["transport"].get<std::string>().find(transport) != std::string::npos);
+  // Healthy and by default, nothing is said.
+  const Run healthy = wiresim("sweep --topo topologies/cluster-h100-ib.yaml --set nodes=2 --model "
+                              "scenarios/models/llama-70b.yaml --tokens 4096 --threads 1 --format json");
+  REQUIRE(healthy.exit_code == 0);
+  const auto h = nlohmann::json::parse(healthy.out);
+  CHECK_FALSE(h.contains("faults"));
+  CHECK_FALSE(h.contains("transport"));
 }
