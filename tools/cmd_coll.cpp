@@ -447,8 +447,10 @@ int run_coll(const CollOptions& o) {
   input.scope_overlay(*op, problem.ranks);
   overlay_note = input.overlay;
   faults_note = input.faults;
-  // CSV keeps its contract header; the overlay goes to stderr there.
-  if (!overlay_note.empty() && o.format == "csv") fmt::print(stderr, "# overlay {}\n", overlay_note);
+  // CSV keeps its contract header; what the machine differs in goes to stderr there.
+  if (o.format == "csv")
+    for (const auto& line : condition_lines(overlay_note, transport_note(input.transports), faults_note))
+      fmt::print(stderr, "# {}\n", line);
   const models::Machine machine = input.machine();
   const int n = static_cast<int>(problem.ranks.size());
   std::optional<PredictionBands> band_table;

@@ -48,7 +48,9 @@ int jobs(const JobsOptions& o) {
     out["jobs_file"] = spec.file;
     out["topology"] = spec.topology;
     out["model"] = o.method;
+    if (!input.overlay.empty()) out["overlay"] = input.overlay;
     if (const std::string t = transport_note(input.transports); !t.empty()) out["transport"] = t;
+    if (!input.faults.empty()) out["faults"] = input.faults;
     out["makespan_ms"] = r.makespan.ms();
     auto& jobs = out["jobs"] = nlohmann::ordered_json::array();
     for (const auto& j : r.jobs)
@@ -67,6 +69,7 @@ int jobs(const JobsOptions& o) {
   const std::string transport = transport_note(input.transports);
   fmt::print("# wiresim jobs {} on {}: {} jobs, model {}{}{}\n", spec.file, spec.topology, r.jobs.size(), o.method,
              input.faults.empty() ? "" : "; faults: " + input.faults, transport.empty() ? "" : "; " + transport);
+  if (!input.overlay.empty()) fmt::print("# overlay {}\n", input.overlay);
   fmt::print("{:<16} {:>6} {:>10} {:>12} {:>14} {:>9}\n", "job", "GPUs", "start(ms)", "alone(ms)", "together(ms)",
              "slowdown");
   for (const auto& j : r.jobs)

@@ -62,9 +62,10 @@ std::string layout_text(const scenarios::Layout& l) {
 }
 
 // The calibration overlay this run is under (empty: none), named in every output; likewise
-// a transport that is not NCCL's default.
+// a transport that is not NCCL's default and the --fail/--degrade faults.
 std::string overlay_note;
 std::string transport;
+std::string faults_note;
 // --bands: the interval of the step time (null: not asked for).
 const StepInterval* band = nullptr;
 
@@ -76,6 +77,7 @@ nlohmann::ordered_json to_json(const scenarios::Scenario& s, const std::string& 
   out["method"] = method;
   if (!overlay_note.empty()) out["overlay"] = overlay_note;
   if (!transport.empty()) out["transport"] = transport;
+  if (!faults_note.empty()) out["faults"] = faults_note;
   out["model"] = s.model.name;
   out["phase"] = s.workload.phase == scenarios::Phase::prefill  ? "prefill"
                  : s.workload.phase == scenarios::Phase::decode ? "decode"
@@ -132,6 +134,7 @@ void print_table(const scenarios::Scenario& s, const std::string& topo, const st
   fmt::print("# wiresim run {} on {} ({} GPUs), method {}\n", s.name, topo, s.layout.gpus(), method);
   if (!overlay_note.empty()) fmt::print("# overlay {}\n", overlay_note);
   if (!transport.empty()) fmt::print("# {}\n", transport);
+  if (!faults_note.empty()) fmt::print("# faults: {}\n", faults_note);
   fmt::print("# model {}: hidden {}, {} layers, {} heads ({} kv), {}{}\n", m.name.empty() ? "?" : m.name, m.hidden,
              m.layers, m.heads, m.kv_heads, m.dtype,
              m.experts ? fmt::format(", {} experts top-{} ({} routing)", m.experts, m.top_k, m.routing) : "");
@@ -209,8 +212,10 @@ int run(const RunOptions& o) {
   const MachineInput input = load_machine_input(machine_options, s.topology, s.set, s.transports);
   overlay_note = input.overlay;
   transport = transport_note(input.transports);
-  if (!input.faults.empty()) transport += (transport.empty() ? "faults: " : "; faults: ") + input.faults;
-  if (!overlay_note.empty() && o.format == "csv") fmt::print(stderr, "# overlay {}\n", overlay_note);
+  faults_note = input.faults;
+  // CSV keeps its contract header; what the machine differs in goes to stderr there.
+  if (o.format == "csv")
+    for (const auto& line : condition_lines(overlay_note, transport, faults_note)) fmt::print(stderr, "# {}\n", line);
   const topo::LinkGraph& graph = input.graph;
   const models::Machine machine = input.machine();
   const scenarios::SimulatedComm simulated_comm;

@@ -94,10 +94,8 @@ int sweep(const SweepOptions& o) {
   const models::Machine machine = input.machine();
   // What the sweep's machine differs in from the topology's healthy default, one line each:
   // every output names them (the CSV on stderr, to keep its rows plain).
-  std::vector<std::string> conditions;
-  if (!input.overlay.empty()) conditions.push_back("overlay " + input.overlay);
-  if (std::string note = transport_note(input.transports); !note.empty()) conditions.push_back(std::move(note));
-  if (!input.faults.empty()) conditions.push_back("faults: " + input.faults);
+  const std::vector<std::string> conditions =
+      condition_lines(input.overlay, transport_note(input.transports), input.faults);
   if (o.format == "csv")
     for (const auto& c : conditions) fmt::print(stderr, "# {}\n", c);
   const topo::LinkGraph& graph = input.graph;

@@ -191,6 +191,19 @@ inline std::string transport_note(const models::Transports& t) {
   return note;
 }
 
+// What a command's machine differs in from its topology as shipped, one line each, in the
+// order every output names them: the calibration overlay, a transport other than NCCL's
+// default (transport_note), the --fail/--degrade faults. Tables print each as a '# ' line,
+// CSV on stderr (its rows stay plain), JSON under the keys overlay, transport and faults.
+inline std::vector<std::string> condition_lines(const std::string& overlay, const std::string& transport,
+                                                const std::string& faults) {
+  std::vector<std::string> lines;
+  if (!overlay.empty()) lines.push_back("overlay " + overlay);
+  if (!transport.empty()) lines.push_back(transport);
+  if (!faults.empty()) lines.push_back("faults: " + faults);
+  return lines;
+}
+
 // --bands: the interval a prediction at `size` carries (accuracy/bands.h): the overlay's
 // held-out error where the overlay was fitted with `calibrate fit --topo`, else the shipped
 // cross-validated band of the hardware class of `ranks`.

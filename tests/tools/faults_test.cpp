@@ -147,3 +147,23 @@ TEST_CASE("sweep names its faults and transport in every output: the table, the 
   CHECK_FALSE(h.contains("faults"));
   CHECK_FALSE(h.contains("transport"));
 }
+
+TEST_CASE("run, coll and jobs name their faults apart from the transport, the CSVs on stderr") {
+  const Run run_json = wiresim("run scenarios/llama70b-2node-tp16.yaml --fail node0.nic0 --gdr off --format json");
+  REQUIRE(run_json.exit_code == 0);
+  const auto r = nlohmann::json::parse(run_json.out);
+  CHECK(r["faults"] == "failed 4 links (node0.nic0)");
+  CHECK(r["transport"].get<std::string>().find("faults") == std::string::npos);
+  CHECK(r["transport"].get<std::string>().find("gdr off") != std::string::npos);
+  const Run run_csv = wiresim("run scenarios/llama70b-2node-tp16.yaml --fail node0.nic0 --format csv");
+  REQUIRE(run_csv.exit_code == 0);
+  CHECK(run_csv.err.find("# faults: failed 4 links (node0.nic0)") != std::string::npos);
+  CHECK(run_csv.out.find("faults") == std::string::npos);
+  const Run coll_csv = wiresim("coll all_reduce --topo topologies/cluster-h100-ib.yaml --set nodes=2 --sizes 1MiB "
+                               "--fail node0.nic0 --format csv");
+  REQUIRE(coll_csv.exit_code == 0);
+  CHECK(coll_csv.err.find("# faults: failed 4 links (node0.nic0)") != std::string::npos);
+  const Run jobs = wiresim("jobs scenarios/jobs/two-tp16-prefill.yaml --fail node0.nic0 --model analytic --format json");
+  REQUIRE(jobs.exit_code == 0);
+  CHECK(nlohmann::json::parse(jobs.out)["faults"] == "failed 4 links (node0.nic0)");
+}
