@@ -184,4 +184,44 @@ JobsResult run_jobs(const JobsSpec& spec, const models::Machine& machine, const 
   return out;
 }
 
+std::string_view to_string(PlacementPolicy p) {
+  return p == PlacementPolicy::pack ? "pack" : "interleave";
+}
+
+JobsSpec place_jobs(const JobsSpec& spec, PlacementPolicy policy, const topo::LinkGraph& graph) {
+  std::set<int> gpu_nodes;
+  for (auto gpu : graph.gpus()) gpu_nodes.insert(graph.device(gpu).node);
+  const int available = static_cast<int>(gpu_nodes.size());
+  int needed = 0;
+  for (const Job& job : spec.jobs) {
+    if (job.nodes.empty())
+      job_error(spec, job, fmt::format("placement {} moves whole nodes: give the job's GPUs as nodes: [...]",
+                                       to_string(policy)));
+    needed += static_cast<int>(job.nodes.size());
+  }
+  if (needed > available)
+    throw input::InputError(spec.file, 0, 0,
+                            fmt::format("the jobs take {} nodes and {} has {}: no placement fits them", needed,
+                                        graph.source, available));
+  const std::vector<int> ids(gpu_nodes.begin(), gpu_nodes.end());
+  JobsSpec out = spec;
+  for (Job& job : out.jobs) job.nodes.clear();
+  std::size_t next = 0;
+  if (policy == PlacementPolicy::pack) {
+    for (std::size_t j = 0; j < out.jobs.size(); ++j)
+      for (std::size_t k = 0; k < spec.jobs[j].nodes.size(); ++k) out.jobs[j].nodes.push_back(ids[next++]);
+    return out;
+  }
+  // Deal one node to each job still short of its count, job after job, until all have theirs.
+  for (bool dealt = true; dealt;) {
+    dealt = false;
+    for (std::size_t j = 0; j < out.jobs.size(); ++j)
+      if (out.jobs[j].nodes.size() < spec.jobs[j].nodes.size()) {
+        out.jobs[j].nodes.push_back(ids[next++]);
+        dealt = true;
+      }
+  }
+  return out;
+}
+
 }  // namespace wiresim::scenarios

@@ -22,6 +22,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/limits.h"
@@ -80,5 +81,18 @@ struct JobsResult {
 // its layout's GPU count or overlap another job's, and when the shared DAG would exceed `limits`.
 JobsResult run_jobs(const JobsSpec& spec, const models::Machine& machine, const CommCost& cost,
                     const models::Limits& limits = {});
+
+// How a scheduler might place jobs that take whole nodes, each job keeping its node count:
+//   pack        each job, in file order, takes the next free nodes in index order, so its nodes
+//               sit together (under one leaf, where a leaf holds them all);
+//   interleave  the nodes are dealt out one at a time, job after job, so each job's nodes are
+//               spread over the fabric.
+enum class PlacementPolicy { pack, interleave };
+std::string_view to_string(PlacementPolicy p);
+
+// `spec` with every job's nodes chosen by `policy` among `graph`'s nodes with GPUs. Throws
+// input::InputError at a job given by `gpus:` (policies move whole nodes) and when the jobs
+// need more nodes than the topology has.
+JobsSpec place_jobs(const JobsSpec& spec, PlacementPolicy policy, const topo::LinkGraph& graph);
 
 }  // namespace wiresim::scenarios

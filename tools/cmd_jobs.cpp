@@ -1,7 +1,9 @@
 // wiresim jobs FILE: several jobs on one fabric (scenarios/jobs.h), each alone and together,
 // and the links more than one of them crossed.
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -22,13 +24,98 @@ using input::InputError;
 struct JobsOptions : MachineOptions {
   std::string file;
   std::string method = "simulate";
+  std::string placement = "as-given";
 };
+
+// The JSON's first keys: the file, the topology, the model and what the machine differs in.
+nlohmann::ordered_json json_head(const JobsOptions& o, const scenarios::JobsSpec& spec, const MachineInput& input) {
+  nlohmann::ordered_json out;
+  out["jobs_file"] = spec.file;
+  out["topology"] = spec.topology;
+  out["model"] = o.method;
+  if (!input.overlay.empty()) out["overlay"] = input.overlay;
+  if (const std::string t = transport_note(input.transports); !t.empty()) out["transport"] = t;
+  if (!input.faults.empty()) out["faults"] = input.faults;
+  return out;
+}
+
+// A job's GPUs as the file or a policy gave them: "0,2" (nodes) or "gpus 0,1,2" (GPU indices).
+std::string where(const scenarios::Job& job) {
+  return job.nodes.empty() ? fmt::format("gpus {}", fmt::join(job.gpus, ",")) : fmt::format("{}", fmt::join(job.nodes, ","));
+}
+
+// --placement compare: the file's placement and every policy's (scenarios::place_jobs), each
+// run alone and together, ranked by when the last job ends; placements that come out the same
+// are run once, under all their names.
+int compare_placements(const JobsOptions& o, const scenarios::JobsSpec& spec, const MachineInput& input,
+                       const models::Machine& machine, const scenarios::CommCost& cost) {
+  struct Candidate {
+    std::vector<std::string> names;
+    scenarios::JobsSpec spec;
+    scenarios::JobsResult result;
+  };
+  std::vector<Candidate> candidates{{{"as given"}, spec, {}}};
+  for (const auto policy : {scenarios::PlacementPolicy::pack, scenarios::PlacementPolicy::interleave}) {
+    scenarios::JobsSpec placed = scenarios::place_jobs(spec, policy, input.graph);
+    const auto same = [&](const Candidate& c) {
+      for (std::size_t j = 0; j < placed.jobs.size(); ++j)
+        if (c.spec.jobs[j].nodes != placed.jobs[j].nodes || c.spec.jobs[j].gpus != placed.jobs[j].gpus) return false;
+      return true;
+    };
+    if (auto it = std::find_if(candidates.begin(), candidates.end(), same); it != candidates.end())
+      it->names.emplace_back(scenarios::to_string(policy));
+    else
+      candidates.push_back({{std::string(scenarios::to_string(policy))}, std::move(placed), {}});
+  }
+  for (auto& c : candidates) c.result = scenarios::run_jobs(c.spec, machine, cost, input.limits);
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.result.makespan < b.result.makespan; });
+  const auto worst_slowdown = [](const scenarios::JobsResult& r) {
+    double worst = 0.0;
+    for (const auto& j : r.jobs) worst = std::max(worst, j.together / j.alone);
+    return worst;
+  };
+  const std::vector<std::string> conditions =
+      condition_lines(input.overlay, transport_note(input.transports), input.faults);
+  if (o.format == "json") {
+    nlohmann::ordered_json out = json_head(o, spec, input);
+    auto& arr = out["placements"] = nlohmann::ordered_json::array();
+    for (const auto& c : candidates) {
+      nlohmann::ordered_json jobs = nlohmann::ordered_json::array();
+      for (std::size_t j = 0; j < c.result.jobs.size(); ++j) {
+        const auto& r = c.result.jobs[j];
+        jobs.push_back({{"name", r.name}, {"nodes", c.spec.jobs[j].nodes}, {"gpus", r.gpus}, {"alone_ms", r.alone.ms()},
+                        {"together_ms", r.together.ms()}, {"slowdown", r.together / r.alone}});
+      }
+      arr.push_back({{"placement", c.names}, {"makespan_ms", c.result.makespan.ms()},
+                     {"worst_slowdown", worst_slowdown(c.result)}, {"jobs", jobs}});
+    }
+    fmt::print("{}\n", out.dump(2));
+    return 0;
+  }
+  fmt::print("# wiresim jobs {} on {}: {} jobs, model {}; placements compared, fastest first\n", spec.file,
+             spec.topology, spec.jobs.size(), o.method);
+  for (const auto& line : conditions) fmt::print("# {}\n", line);
+  fmt::print("{:<24} {:>13} {:>15}  {}\n", "placement", "makespan(ms)", "worst slowdown", "nodes by job");
+  for (const auto& c : candidates) {
+    std::vector<std::string> by_job;
+    for (const auto& job : c.spec.jobs) by_job.push_back(fmt::format("{}: {}", job.name, where(job)));
+    fmt::print("{:<24} {:>13.3f} {:>14.3f}x  {}\n", fmt::format("{}", fmt::join(c.names, ", ")),
+               c.result.makespan.ms(), worst_slowdown(c.result), fmt::join(by_job, "; "));
+  }
+  if (candidates.size() > 1)
+    fmt::print("# {} ends {:.3f}x sooner than {}\n", candidates.front().names.front(),
+               candidates.back().result.makespan / candidates.front().result.makespan, candidates.back().names.front());
+  return 0;
+}
 
 int jobs(const JobsOptions& o) {
   if (o.method != "simulate" && o.method != "analytic")
     throw InputError(fmt::format("--model: expected simulate or analytic, got '{}'", o.method));
   if (o.format != "table" && o.format != "json")
     throw InputError(fmt::format("--format: expected table or json, got '{}'", o.format));
+  if (o.placement != "as-given" && o.placement != "pack" && o.placement != "interleave" && o.placement != "compare")
+    throw InputError(fmt::format("--placement: expected as-given, pack, interleave or compare, got '{}'", o.placement));
   scenarios::JobsSpec spec = scenarios::load_jobs(o.file);
   if (!o.topo.empty()) spec.topology = o.topo;
   for (const auto& [k, v] : topo::parse_overrides(o.settings)) spec.set[k] = v;
@@ -42,15 +129,14 @@ int jobs(const JobsOptions& o) {
   const scenarios::ClosedFormComm closed_form;
   const scenarios::CommCost& cost =
       o.method == "analytic" ? static_cast<const scenarios::CommCost&>(closed_form) : simulated;
+  if (o.placement == "compare") return compare_placements(o, spec, input, machine, cost);
+  if (o.placement != "as-given")
+    spec = scenarios::place_jobs(
+        spec, o.placement == "pack" ? scenarios::PlacementPolicy::pack : scenarios::PlacementPolicy::interleave,
+        input.graph);
   const scenarios::JobsResult r = scenarios::run_jobs(spec, machine, cost, input.limits);
   if (o.format == "json") {
-    nlohmann::ordered_json out;
-    out["jobs_file"] = spec.file;
-    out["topology"] = spec.topology;
-    out["model"] = o.method;
-    if (!input.overlay.empty()) out["overlay"] = input.overlay;
-    if (const std::string t = transport_note(input.transports); !t.empty()) out["transport"] = t;
-    if (!input.faults.empty()) out["faults"] = input.faults;
+    nlohmann::ordered_json out = json_head(o, spec, input);
     out["makespan_ms"] = r.makespan.ms();
     auto& jobs = out["jobs"] = nlohmann::ordered_json::array();
     for (const auto& j : r.jobs)
@@ -100,6 +186,9 @@ void add_jobs_command(CLI::App& app, int* exit_code) {
   cmd->add_option("file", o->file, "jobs YAML file (scenarios/jobs/*.yaml)")->required();
   add_machine_options(cmd, *o, {TopologyOption::optional, "table or json"});
   cmd->add_option("--model", o->method, "simulate (default) or analytic (closed forms: no contention between jobs)");
+  cmd->add_option("--placement", o->placement,
+                  "as-given (default: the file's nodes and GPUs), pack (each job on the next free nodes), interleave "
+                  "(nodes dealt out job after job) or compare (all three, fastest first); jobs keep their node counts");
   cmd->callback([o, exit_code] { *exit_code = jobs(*o); });
 }
 

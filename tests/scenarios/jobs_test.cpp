@@ -122,3 +122,55 @@ TEST_CASE("jobs: a faults: section applies to the shared fabric; half-rate spine
     CHECK(half.jobs[j].alone.count() == rel_approx(healthy.jobs[j].together.count()).epsilon(1e-6));
   CHECK(half.jobs[0].together.count() > 1.5 * half.jobs[0].alone.count());
 }
+
+TEST_CASE("jobs: placement policies, by hand; pack keeps two TP 16 prefills off the shared uplinks") {
+  // Three jobs of 1, 2 and 1 nodes on 4 nodes. pack: a 0; b 1,2; c 3. interleave deals one node
+  // per job per round: a 0, b 1, c 2, then b 3.
+  const std::string tp8 = repo("scenarios/llama70b-tp8-prefill-ib.yaml");
+  const std::string tp16 = repo("scenarios/llama70b-2node-tp16.yaml");
+  const std::string path = write_jobs("jobs_place.yaml", "  - {name: a, scenario: " + tp8 + ", nodes: [3]}\n"
+                                                         "  - {name: b, scenario: " + tp16 + ", nodes: [0, 2]}\n"
+                                                         "  - {name: c, scenario: " + tp8 + ", nodes: [1]}\n");
+  const JobsSpec spec = load_jobs(path);
+  const topo::LinkGraph g = topo::load_topology(spec.topology, spec.set);
+  const JobsSpec packed = place_jobs(spec, PlacementPolicy::pack, g);
+  CHECK(packed.jobs[0].nodes == std::vector<int>{0});
+  CHECK(packed.jobs[1].nodes == std::vector<int>{1, 2});
+  CHECK(packed.jobs[2].nodes == std::vector<int>{3});
+  const JobsSpec dealt = place_jobs(spec, PlacementPolicy::interleave, g);
+  CHECK(dealt.jobs[0].nodes == std::vector<int>{0});
+  CHECK(dealt.jobs[1].nodes == std::vector<int>{1, 3});
+  CHECK(dealt.jobs[2].nodes == std::vector<int>{2});
+  // The file's scenarios, names and starts stay.
+  CHECK(dealt.jobs[1].name == "b");
+  CHECK(dealt.jobs[1].scenario.layout.gpus() == 16);
+  // Policies move whole nodes and cannot conjure more of them.
+  const auto error_of = [&](const std::string& jobs) -> std::string {
+    const JobsSpec s = load_jobs(write_jobs("jobs_place_bad.yaml", jobs));
+    try {
+      place_jobs(s, PlacementPolicy::pack, g);
+    } catch (const input::InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(error_of("  - {name: a, scenario: " + tp8 + ", gpus: [0, 1, 2, 3, 4, 5, 6, 7]}\n")
+            .find("job a: placement pack moves whole nodes") != std::string::npos);
+  CHECK(error_of("  - {name: a, scenario: " + tp16 + ", nodes: [0, 1]}\n  - {name: b, scenario: " + tp16 +
+                 ", nodes: [2, 3]}\n  - {name: c, scenario: " + tp8 + ", nodes: [0]}\n")
+            .find("the jobs take 5 nodes") != std::string::npos);
+  // On the 2:1 oversubscribed leaves of two-tp16-prefill.yaml (two nodes per leaf and rail),
+  // the file interleaves the two jobs (a on 0,2; b on 1,3): both cross the uplinks. Packed, each
+  // job's nodes share a leaf and it runs as fast as alone, as two-tp16-prefill-same-leaf.yaml.
+  const JobsSpec file = load_jobs(repo("scenarios/jobs/two-tp16-prefill.yaml"));
+  const topo::LinkGraph cluster = topo::load_topology(file.topology, file.set);
+  const models::Machine m(cluster, models::default_params());
+  const JobsResult as_given = run_jobs(file, m, SimulatedComm{});
+  const JobsResult pack = run_jobs(place_jobs(file, PlacementPolicy::pack, cluster), m, SimulatedComm{});
+  const JobsResult same_leaf = run_file("two-tp16-prefill-same-leaf.yaml");
+  CHECK(pack.makespan.count() == rel_approx(same_leaf.makespan.count()).epsilon(1e-12));
+  CHECK(pack.makespan.count() == rel_approx(pack.jobs[0].alone.count()).epsilon(1e-9));
+  CHECK(as_given.makespan.count() > 1.2 * pack.makespan.count());
+  const JobsResult dealt_file = run_jobs(place_jobs(file, PlacementPolicy::interleave, cluster), m, SimulatedComm{});
+  CHECK(dealt_file.makespan.count() == rel_approx(as_given.makespan.count()).epsilon(1e-12));
+}

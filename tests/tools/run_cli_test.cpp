@@ -158,3 +158,35 @@ TEST_CASE("run: an offloading decode prints its copies per step, with units, and
   CHECK(cell("offload_exposed_ms") == rel_approx(o["exposed_ms"].get<double>()).epsilon(1e-6));
   CHECK(wiresim("run scenarios/llama70b-tp8-decode.yaml --format csv").out.find("offload") == std::string::npos);
 }
+
+TEST_CASE("jobs --placement compare: the file's placement and each policy's, fastest first, the same ones merged") {
+  const Run table = wiresim("jobs scenarios/jobs/two-tp16-prefill.yaml --placement compare");
+  REQUIRE(table.exit_code == 0);
+  // The file interleaves the jobs over 2:1 oversubscribed leaves; packed, neither crosses them.
+  const auto pack = table.out.find("\npack ");
+  const auto given = table.out.find("\nas given, interleave ");
+  REQUIRE(pack != std::string::npos);
+  REQUIRE(given != std::string::npos);
+  CHECK(pack < given);
+  CHECK(table.out.find("a: 0,1; b: 2,3") != std::string::npos);
+  CHECK(table.out.find("a: 0,2; b: 1,3") != std::string::npos);
+  const Run json = wiresim("jobs scenarios/jobs/two-tp16-prefill.yaml --placement compare --format json");
+  REQUIRE(json.exit_code == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  REQUIRE(j["placements"].size() == 2);
+  CHECK(j["placements"][0]["placement"] == nlohmann::json::array({"pack"}));
+  CHECK(j["placements"][1]["placement"] == nlohmann::json::array({"as given", "interleave"}));
+  const double packed = j["placements"][0]["makespan_ms"];
+  const double given_ms = j["placements"][1]["makespan_ms"];
+  CHECK(given_ms > 1.2 * packed);
+  CHECK(j["placements"][0]["worst_slowdown"].get<double>() == doctest::Approx(1.0).epsilon(1e-9));
+  // One policy on its own is the same run as a file placed that way.
+  const Run packed_run = wiresim("jobs scenarios/jobs/two-tp16-prefill.yaml --placement pack --format json");
+  const Run same_leaf = wiresim("jobs scenarios/jobs/two-tp16-prefill-same-leaf.yaml --format json");
+  REQUIRE(packed_run.exit_code == 0);
+  REQUIRE(same_leaf.exit_code == 0);
+  CHECK(nlohmann::json::parse(packed_run.out)["makespan_ms"] == nlohmann::json::parse(same_leaf.out)["makespan_ms"]);
+  const Run bad = wiresim("jobs scenarios/jobs/two-tp16-prefill.yaml --placement random");
+  CHECK(bad.exit_code != 0);
+  CHECK(bad.err.find("--placement: expected as-given, pack, interleave or compare, got 'random'") != std::string::npos);
+}
