@@ -95,4 +95,12 @@ std::string_view to_string(PlacementPolicy p);
 // need more nodes than the topology has.
 JobsSpec place_jobs(const JobsSpec& spec, PlacementPolicy policy, const topo::LinkGraph& graph);
 
+// One placement of the jobs and what it gave: `names` are the placements that came out the
+// same ("as given", "pack", "interleave").
+struct PlacementRun {
+  std::vector<std::string> names;
+  JobsSpec spec;
+  JobsResult result;
+};
+
 }  // namespace wiresim::scenarios

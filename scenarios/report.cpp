@@ -7,6 +7,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace wiresim::scenarios {
 namespace {
@@ -192,6 +193,95 @@ void write_plan_report(std::ostream& out, const PlanSpec& spec, const PlanResult
   out << "</table></body></html>\n";
 }
 
+namespace {
+
+void write_conditions(std::ostream& out, const std::vector<std::string>& conditions) {
+  if (conditions.empty()) return;
+  out << "<p class=\"conditions\">Not the topology as shipped:</p>\n<ul class=\"conditions\">\n";
+  for (const auto& c : conditions) out << "<li>" << escape(c) << "</li>\n";
+  out << "</ul>\n";
+}
+
+std::string nodes_of(const Job& job, const JobOutcome& outcome) {
+  return job.nodes.empty() ? fmt::format("GPUs {}", fmt::join(outcome.gpus, ","))
+                           : fmt::format("nodes {}", fmt::join(job.nodes, ","));
+}
+
+}  // namespace
+
+void write_jobs_report(std::ostream& out, const std::vector<PlacementRun>& runs,
+                       const std::vector<std::string>& conditions) {
+  if (runs.empty()) return;
+  const JobsSpec& spec = runs.front().spec;
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      << "<title>wiresim jobs: " << escape(spec.name.empty() ? spec.file : spec.name) << "</title>" << kStyle
+      << "</head><body>\n";
+  out << fmt::format("<h1>{} jobs on {}</h1>\n", spec.jobs.size(), escape(spec.topology));
+  out << fmt::format("<p>Jobs file {}; times in ms. A job's slowdown is its time beside the others over its time "
+                     "with the fabric to itself.</p>\n",
+                     escape(spec.file));
+  write_conditions(out, conditions);
+  if (runs.size() > 1) {
+    std::vector<std::string> labels;
+    std::vector<std::vector<double>> ends;
+    for (const auto& r : runs) {
+      labels.push_back(fmt::format("{}", fmt::join(r.names, ", ")));
+      ends.push_back({r.result.makespan.ms()});
+    }
+    out << stacked_bars("When the last job ends, by placement", "ms", labels, {"makespan"}, ends) << "\n";
+    out << "<table><tr><th>placement</th><th>makespan (ms)</th><th>job</th><th>where</th><th>alone (ms)</th>"
+           "<th>together (ms)</th><th>slowdown</th></tr>\n";
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      for (std::size_t j = 0; j < runs[i].result.jobs.size(); ++j) {
+        const PlacementRun& r = runs[i];
+        const JobOutcome& o = r.result.jobs[j];
+        out << fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{:.3f}</td>"
+                           "<td>{:.3f}x</td></tr>\n",
+                           j == 0 ? escape(labels[i]) : "",
+                           j == 0 ? fmt::format("{:.3f}", r.result.makespan.ms()) : "", escape(o.name),
+                           escape(nodes_of(r.spec.jobs[j], o)), o.alone.ms(), o.together.ms(), o.together / o.alone);
+      }
+    out << "</table></body></html>\n";
+    return;
+  }
+  const JobsResult& result = runs.front().result;
+  std::vector<std::string> labels;
+  std::vector<std::vector<double>> times;
+  for (const auto& o : result.jobs) {
+    labels.push_back(o.name);
+    times.push_back({o.start.ms(), o.alone.ms(), std::max(0.0, (o.together - o.alone).ms())});
+  }
+  out << stacked_bars("Each job's step: alone, and what sharing the fabric added", "ms", labels,
+                      {"start", "alone", "added by sharing"}, times)
+      << "\n";
+  out << "<table><tr><th>job</th><th>where</th><th>start (ms)</th><th>alone (ms)</th><th>together (ms)</th>"
+         "<th>slowdown</th></tr>\n";
+  for (std::size_t j = 0; j < result.jobs.size(); ++j) {
+    const JobOutcome& o = result.jobs[j];
+    out << fmt::format("<tr><td>{}</td><td>{}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:.3f}x</td></tr>\n",
+                       escape(o.name), escape(nodes_of(spec.jobs[j], o)), o.start.ms(), o.alone.ms(), o.together.ms(),
+                       o.together / o.alone);
+  }
+  out << "</table>\n";
+  out << fmt::format("<p>All jobs together end at {:.3f} ms. {}</p>\n", result.makespan.ms(),
+                     result.shared_count == 0 ? std::string("No link carried more than one job's bytes.")
+                                              : fmt::format("{} links carried more than one job's bytes; the busiest "
+                                                            "(bytes over capacity x the shared run):",
+                                                            result.shared_count));
+  if (!result.shared.empty()) {
+    out << "<table><tr><th>link</th><th>busy</th>";
+    for (const auto& o : result.jobs) out << "<th>" << escape(o.name) << " (GB)</th>";
+    out << "</tr>\n";
+    for (const auto& l : result.shared) {
+      out << fmt::format("<tr><td>{}</td><td>{:.1f}%</td>", escape(l.link), 100.0 * l.utilisation);
+      for (const auto& b : l.bytes) out << fmt::format("<td>{:.3f}</td>", b.count() / 1e9);
+      out << "</tr>\n";
+    }
+    out << "</table>\n";
+  }
+  out << "</body></html>\n";
+}
+
 void write_sweep_report(std::ostream& out, const SweepSpec& spec, const std::vector<SweepRow>& rows,
                         const std::vector<std::pair<double, double>>* step_bands,
                         const std::vector<std::string>& conditions) {
@@ -225,11 +315,7 @@ void write_sweep_report(std::ostream& out, const SweepSpec& spec, const std::vec
                      rows.size(),
                      spec.objective == Objective::step_time ? "step time"
                      : spec.objective == Objective::comm_time ? "exposed communication" : "tokens per second");
-  if (!conditions.empty()) {
-    out << "<p class=\"conditions\">Not the topology as shipped:</p>\n<ul class=\"conditions\">\n";
-    for (const auto& c : conditions) out << "<li>" << escape(c) << "</li>\n";
-    out << "</ul>\n";
-  }
+  write_conditions(out, conditions);
   out << "<ol>\n";
   for (std::size_t i = 0; i < std::min<std::size_t>(rows.size(), 3); ++i)
     out << "<li>" << escape(rows[i].explanation) << "</li>\n";

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "scenarios/jobs.h"
 #include "scenarios/plan.h"
 #include "scenarios/sweep.h"
 
@@ -24,6 +25,13 @@ namespace wiresim::scenarios {
 void write_sweep_report(std::ostream& out, const SweepSpec& spec, const std::vector<SweepRow>& rows,
                         const std::vector<std::pair<double, double>>* step_bands = nullptr,
                         const std::vector<std::string>& conditions = {});
+
+// Jobs on one fabric as a page. One run: each job's time alone and what sharing the fabric
+// added (a bar each), the jobs' table and the links more than one job crossed. Several runs
+// (jobs --placement compare): when the last job ends under each placement, fastest first, and
+// each placement's nodes and slowdowns. `conditions` as for the sweep.
+void write_jobs_report(std::ostream& out, const std::vector<PlacementRun>& runs,
+                       const std::vector<std::string>& conditions = {});
 
 // The plan as a page: the latency/cost scatter of every plan that meets the target (log cost),
 // the Pareto front drawn through its points, the target as a line, and the ranking table.

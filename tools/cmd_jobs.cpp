@@ -1,6 +1,7 @@
 // wiresim jobs FILE: several jobs on one fabric (scenarios/jobs.h), each alone and together,
 // and the links more than one of them crossed.
 #include <algorithm>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "input/input_error.h"
 #include "scenarios/comm_cost.h"
 #include "scenarios/jobs.h"
+#include "scenarios/report.h"
 #include "tools/commands.h"
 #include "tools/machine_input.h"
 #include "topologies/builder.h"
@@ -25,7 +27,16 @@ struct JobsOptions : MachineOptions {
   std::string file;
   std::string method = "simulate";
   std::string placement = "as-given";
+  std::string report;
 };
+
+void write_report(const JobsOptions& o, const std::vector<scenarios::PlacementRun>& runs,
+                  const std::vector<std::string>& conditions) {
+  if (o.report.empty()) return;
+  std::ofstream file(o.report);
+  if (!file) throw InputError(o.report, 0, 0, "cannot write the report");
+  scenarios::write_jobs_report(file, runs, conditions);
+}
 
 // The JSON's first keys: the file, the topology, the model and what the machine differs in.
 nlohmann::ordered_json json_head(const JobsOptions& o, const scenarios::JobsSpec& spec, const MachineInput& input) {
@@ -49,11 +60,7 @@ std::string where(const scenarios::Job& job) {
 // are run once, under all their names.
 int compare_placements(const JobsOptions& o, const scenarios::JobsSpec& spec, const MachineInput& input,
                        const models::Machine& machine, const scenarios::CommCost& cost) {
-  struct Candidate {
-    std::vector<std::string> names;
-    scenarios::JobsSpec spec;
-    scenarios::JobsResult result;
-  };
+  using Candidate = scenarios::PlacementRun;
   std::vector<Candidate> candidates{{{"as given"}, spec, {}}};
   for (const auto policy : {scenarios::PlacementPolicy::pack, scenarios::PlacementPolicy::interleave}) {
     scenarios::JobsSpec placed = scenarios::place_jobs(spec, policy, input.graph);
@@ -77,6 +84,7 @@ int compare_placements(const JobsOptions& o, const scenarios::JobsSpec& spec, co
   };
   const std::vector<std::string> conditions =
       condition_lines(input.overlay, transport_note(input.transports), input.faults);
+  write_report(o, candidates, conditions);
   if (o.format == "json") {
     nlohmann::ordered_json out = json_head(o, spec, input);
     auto& arr = out["placements"] = nlohmann::ordered_json::array();
@@ -135,6 +143,8 @@ int jobs(const JobsOptions& o) {
         spec, o.placement == "pack" ? scenarios::PlacementPolicy::pack : scenarios::PlacementPolicy::interleave,
         input.graph);
   const scenarios::JobsResult r = scenarios::run_jobs(spec, machine, cost, input.limits);
+  write_report(o, {{{o.placement == "as-given" ? std::string("as given") : o.placement}, spec, r}},
+               condition_lines(input.overlay, transport_note(input.transports), input.faults));
   if (o.format == "json") {
     nlohmann::ordered_json out = json_head(o, spec, input);
     out["makespan_ms"] = r.makespan.ms();
@@ -189,6 +199,7 @@ void add_jobs_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--placement", o->placement,
                   "as-given (default: the file's nodes and GPUs), pack (each job on the next free nodes), interleave "
                   "(nodes dealt out job after job) or compare (all three, fastest first); jobs keep their node counts");
+  cmd->add_option("--report", o->report, "write a self-contained HTML report with SVG charts");
   cmd->callback([o, exit_code] { *exit_code = jobs(*o); });
 }
 
