@@ -4,12 +4,8 @@
 # note, and that the browser logged no console error.
 # Usage: jobs_report_test.sh WIRESIM_BINARY SOURCE_DIR
 set -euo pipefail
-wiresim=$1
-src=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
 source "$(dirname "${BASH_SOURCE[0]}")/render.sh"
+report_test_setup "$@"
 
 # One placement: a bar per job (alone, and what sharing added) and the shared links' table.
 "$wiresim" jobs "$src/scenarios/jobs/two-tp16-prefill.yaml" --report "$work/one.html" >/dev/null

@@ -4,12 +4,8 @@
 # the front's line, the target — and that the browser logged no console error.
 # Usage: plan_report_test.sh WIRESIM_BINARY SOURCE_DIR
 set -euo pipefail
-wiresim=$1
-src=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
 source "$(dirname "${BASH_SOURCE[0]}")/render.sh"
+report_test_setup "$@"
 
 "$wiresim" plan --model "$src/scenarios/models/llama-70b.yaml" --tpot 50ms --systems hgx-h100,mi300x-8 \
   --max-batch 64 --threads 2 --format csv --report "$work/report.html" >"$work/plans.csv" 2>/dev/null

@@ -1,6 +1,14 @@
-# Sourced by the report tests: render_report HTML DOM LOG renders a page in headless Chromium
-# (Debian's package, installed here when missing), writing the DOM after its scripts ran to DOM
-# and the browser's log to LOG.
+# Sourced by the report tests: report_test_setup "$@" reads the test's arguments (WIRESIM_BINARY
+# SOURCE_DIR) into $wiresim and $src and makes $work, a scratch folder removed at exit;
+# render_report HTML DOM LOG renders a page in headless Chromium (Debian's package, installed
+# here when missing), writing the DOM after its scripts ran to DOM and the browser's log to LOG.
+report_test_setup() {
+  wiresim=$1
+  src=$2
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+}
+
 render_report() {
   if ! command -v chromium >/dev/null 2>&1; then
     local sudo=""

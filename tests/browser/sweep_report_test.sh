@@ -3,12 +3,8 @@
 # installed here when missing) and check that the charts were drawn and that the browser
 # logged no console error. Usage: sweep_report_test.sh WIRESIM_BINARY SOURCE_DIR
 set -euo pipefail
-wiresim=$1
-src=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
 source "$(dirname "${BASH_SOURCE[0]}")/render.sh"
+report_test_setup "$@"
 
 "$wiresim" sweep --topo "$src/topologies/cluster-h100-ib.yaml" --set nodes=2 \
   --model "$src/scenarios/models/llama-70b.yaml" --peak-flops 989TFLOP/s --threads 2 \
