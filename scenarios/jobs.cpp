@@ -224,4 +224,31 @@ JobsSpec place_jobs(const JobsSpec& spec, PlacementPolicy policy, const topo::Li
   return out;
 }
 
+double PlacementRun::worst_slowdown() const {
+  double worst = 0.0;
+  for (const auto& j : result.jobs) worst = std::max(worst, j.together / j.alone);
+  return worst;
+}
+
+std::vector<PlacementRun> compare_placements(const JobsSpec& spec, const models::Machine& machine,
+                                             const CommCost& cost, const models::Limits& limits) {
+  std::vector<PlacementRun> runs{{{"as given"}, spec, {}}};
+  for (const auto policy : {PlacementPolicy::pack, PlacementPolicy::interleave}) {
+    JobsSpec placed = place_jobs(spec, policy, machine.graph());
+    const auto same = [&](const PlacementRun& r) {
+      for (std::size_t j = 0; j < placed.jobs.size(); ++j)
+        if (r.spec.jobs[j].nodes != placed.jobs[j].nodes || r.spec.jobs[j].gpus != placed.jobs[j].gpus) return false;
+      return true;
+    };
+    if (auto it = std::find_if(runs.begin(), runs.end(), same); it != runs.end())
+      it->names.emplace_back(to_string(policy));
+    else
+      runs.push_back({{std::string(to_string(policy))}, std::move(placed), {}});
+  }
+  for (auto& r : runs) r.result = run_jobs(r.spec, machine, cost, limits);
+  std::stable_sort(runs.begin(), runs.end(),
+                   [](const PlacementRun& a, const PlacementRun& b) { return a.result.makespan < b.result.makespan; });
+  return runs;
+}
+
 }  // namespace wiresim::scenarios

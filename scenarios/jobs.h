@@ -101,6 +101,12 @@ struct PlacementRun {
   std::vector<std::string> names;
   JobsSpec spec;
   JobsResult result;
+  double worst_slowdown() const;   // the largest together / alone of its jobs
 };
+
+// The file's placement and every policy's, each run (run_jobs), those that come out the same
+// run once under all their names, ranked by when the last job ends (ties: the file's first).
+std::vector<PlacementRun> compare_placements(const JobsSpec& spec, const models::Machine& machine,
+                                             const CommCost& cost, const models::Limits& limits = {});
 
 }  // namespace wiresim::scenarios

@@ -1,6 +1,5 @@
 // wiresim jobs FILE: several jobs on one fabric (scenarios/jobs.h), each alone and together,
 // and the links more than one of them crossed.
-#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -55,33 +54,10 @@ std::string where(const scenarios::Job& job) {
   return job.nodes.empty() ? fmt::format("gpus {}", fmt::join(job.gpus, ",")) : fmt::format("{}", fmt::join(job.nodes, ","));
 }
 
-// --placement compare: the file's placement and every policy's (scenarios::place_jobs), each
-// run alone and together, ranked by when the last job ends; placements that come out the same
-// are run once, under all their names.
+// --placement compare (scenarios::compare_placements): every placement, fastest first.
 int compare_placements(const JobsOptions& o, const scenarios::JobsSpec& spec, const MachineInput& input,
                        const models::Machine& machine, const scenarios::CommCost& cost) {
-  using Candidate = scenarios::PlacementRun;
-  std::vector<Candidate> candidates{{{"as given"}, spec, {}}};
-  for (const auto policy : {scenarios::PlacementPolicy::pack, scenarios::PlacementPolicy::interleave}) {
-    scenarios::JobsSpec placed = scenarios::place_jobs(spec, policy, input.graph);
-    const auto same = [&](const Candidate& c) {
-      for (std::size_t j = 0; j < placed.jobs.size(); ++j)
-        if (c.spec.jobs[j].nodes != placed.jobs[j].nodes || c.spec.jobs[j].gpus != placed.jobs[j].gpus) return false;
-      return true;
-    };
-    if (auto it = std::find_if(candidates.begin(), candidates.end(), same); it != candidates.end())
-      it->names.emplace_back(scenarios::to_string(policy));
-    else
-      candidates.push_back({{std::string(scenarios::to_string(policy))}, std::move(placed), {}});
-  }
-  for (auto& c : candidates) c.result = scenarios::run_jobs(c.spec, machine, cost, input.limits);
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.result.makespan < b.result.makespan; });
-  const auto worst_slowdown = [](const scenarios::JobsResult& r) {
-    double worst = 0.0;
-    for (const auto& j : r.jobs) worst = std::max(worst, j.together / j.alone);
-    return worst;
-  };
+  const std::vector<scenarios::PlacementRun> candidates = scenarios::compare_placements(spec, machine, cost, input.limits);
   const std::vector<std::string> conditions =
       condition_lines(input.overlay, transport_note(input.transports), input.faults);
   write_report(o, candidates, conditions);
@@ -96,7 +72,7 @@ int compare_placements(const JobsOptions& o, const scenarios::JobsSpec& spec, co
                         {"together_ms", r.together.ms()}, {"slowdown", r.together / r.alone}});
       }
       arr.push_back({{"placement", c.names}, {"makespan_ms", c.result.makespan.ms()},
-                     {"worst_slowdown", worst_slowdown(c.result)}, {"jobs", jobs}});
+                     {"worst_slowdown", c.worst_slowdown()}, {"jobs", jobs}});
     }
     fmt::print("{}\n", out.dump(2));
     return 0;
@@ -109,7 +85,7 @@ int compare_placements(const JobsOptions& o, const scenarios::JobsSpec& spec, co
     std::vector<std::string> by_job;
     for (const auto& job : c.spec.jobs) by_job.push_back(fmt::format("{}: {}", job.name, where(job)));
     fmt::print("{:<24} {:>13.3f} {:>14.3f}x  {}\n", fmt::format("{}", fmt::join(c.names, ", ")),
-               c.result.makespan.ms(), worst_slowdown(c.result), fmt::join(by_job, "; "));
+               c.result.makespan.ms(), c.worst_slowdown(), fmt::join(by_job, "; "));
   }
   if (candidates.size() > 1)
     fmt::print("# {} ends {:.3f}x sooner than {}\n", candidates.front().names.front(),

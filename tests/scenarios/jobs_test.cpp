@@ -174,3 +174,17 @@ TEST_CASE("jobs: placement policies, by hand; pack keeps two TP 16 prefills off 
   const JobsResult dealt_file = run_jobs(place_jobs(file, PlacementPolicy::interleave, cluster), m, SimulatedComm{});
   CHECK(dealt_file.makespan.count() == rel_approx(as_given.makespan.count()).epsilon(1e-12));
 }
+
+TEST_CASE("jobs: compare_placements runs the file's placement and each policy's once, fastest first") {
+  const JobsSpec file = load_jobs(repo("scenarios/jobs/two-tp16-prefill.yaml"));
+  const topo::LinkGraph cluster = topo::load_topology(file.topology, file.set);
+  const models::Machine m(cluster, models::default_params());
+  const std::vector<PlacementRun> runs = compare_placements(file, m, SimulatedComm{});
+  // The file interleaves its two jobs: interleave comes out the same and is merged with it.
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].names == std::vector<std::string>{"pack"});
+  CHECK(runs[1].names == std::vector<std::string>{"as given", "interleave"});
+  CHECK(runs[0].result.makespan < runs[1].result.makespan);
+  CHECK(runs[0].worst_slowdown() == doctest::Approx(1.0).epsilon(1e-9));
+  CHECK(runs[1].worst_slowdown() > 1.2);
+}
