@@ -449,7 +449,7 @@ int run_coll(const CollOptions& o) {
   faults_note = input.faults;
   // CSV keeps its contract header; what the machine differs in goes to stderr there.
   if (o.format == "csv")
-    for (const auto& line : condition_lines(overlay_note, transport_note(input.transports), faults_note))
+    for (const auto& line : input.conditions())
       fmt::print(stderr, "# {}\n", line);
   const models::Machine machine = input.machine();
   const int n = static_cast<int>(problem.ranks.size());

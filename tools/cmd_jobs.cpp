@@ -58,8 +58,7 @@ std::string where(const scenarios::Job& job) {
 int compare_placements(const JobsOptions& o, const scenarios::JobsSpec& spec, const MachineInput& input,
                        const models::Machine& machine, const scenarios::CommCost& cost) {
   const std::vector<scenarios::PlacementRun> candidates = scenarios::compare_placements(spec, machine, cost, input.limits);
-  const std::vector<std::string> conditions =
-      condition_lines(input.overlay, transport_note(input.transports), input.faults);
+  const std::vector<std::string> conditions = input.conditions();
   write_report(o, candidates, conditions);
   if (o.format == "json") {
     nlohmann::ordered_json out = json_head(o, spec, input);
@@ -119,8 +118,7 @@ int jobs(const JobsOptions& o) {
         spec, o.placement == "pack" ? scenarios::PlacementPolicy::pack : scenarios::PlacementPolicy::interleave,
         input.graph);
   const scenarios::JobsResult r = scenarios::run_jobs(spec, machine, cost, input.limits);
-  write_report(o, {{{o.placement == "as-given" ? std::string("as given") : o.placement}, spec, r}},
-               condition_lines(input.overlay, transport_note(input.transports), input.faults));
+  write_report(o, {{{o.placement == "as-given" ? std::string("as given") : o.placement}, spec, r}}, input.conditions());
   if (o.format == "json") {
     nlohmann::ordered_json out = json_head(o, spec, input);
     out["makespan_ms"] = r.makespan.ms();

@@ -215,7 +215,7 @@ int run(const RunOptions& o) {
   faults_note = input.faults;
   // CSV keeps its contract header; what the machine differs in goes to stderr there.
   if (o.format == "csv")
-    for (const auto& line : condition_lines(overlay_note, transport, faults_note)) fmt::print(stderr, "# {}\n", line);
+    for (const auto& line : input.conditions()) fmt::print(stderr, "# {}\n", line);
   const topo::LinkGraph& graph = input.graph;
   const models::Machine machine = input.machine();
   const scenarios::SimulatedComm simulated_comm;

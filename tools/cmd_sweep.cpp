@@ -94,8 +94,7 @@ int sweep(const SweepOptions& o) {
   const models::Machine machine = input.machine();
   // What the sweep's machine differs in from the topology's healthy default, one line each:
   // every output names them (the CSV on stderr, to keep its rows plain).
-  const std::vector<std::string> conditions =
-      condition_lines(input.overlay, transport_note(input.transports), input.faults);
+  const std::vector<std::string> conditions = input.conditions();
   if (o.format == "csv")
     for (const auto& c : conditions) fmt::print(stderr, "# {}\n", c);
   const topo::LinkGraph& graph = input.graph;

@@ -133,6 +133,10 @@ struct MachineInput {
 
   // For one collective on `ranks`: the overlay's fitted parameters apply only within their
   // scope (calibrate::FitScope); outside it the built-in ones do, and the overlay's line says so.
+  // What this machine differs in from its topology as shipped, one line each (defined below,
+  // after transport_note).
+  std::vector<std::string> conditions() const;
+
   void scope_overlay(models::Collective op, const std::vector<topo::DeviceId>& ranks) {
     if (!overlay_data) return;
     params = params_before_overlay;
@@ -191,15 +195,14 @@ inline std::string transport_note(const models::Transports& t) {
   return note;
 }
 
-// What a command's machine differs in from its topology as shipped, one line each, in the
-// order every output names them: the calibration overlay, a transport other than NCCL's
-// default (transport_note), the --fail/--degrade faults. Tables print each as a '# ' line,
-// CSV on stderr (its rows stay plain), JSON under the keys overlay, transport and faults.
-inline std::vector<std::string> condition_lines(const std::string& overlay, const std::string& transport,
-                                                const std::string& faults) {
+// In the order every output names them: the calibration overlay (as scoped last), a transport
+// other than NCCL's default (transport_note), the --fail/--degrade faults. Tables print each as
+// a '# ' line, CSV on stderr (its rows stay plain), JSON under the keys overlay, transport and
+// faults.
+inline std::vector<std::string> MachineInput::conditions() const {
   std::vector<std::string> lines;
   if (!overlay.empty()) lines.push_back("overlay " + overlay);
-  if (!transport.empty()) lines.push_back(transport);
+  if (std::string t = transport_note(transports); !t.empty()) lines.push_back(std::move(t));
   if (!faults.empty()) lines.push_back("faults: " + faults);
   return lines;
 }
