@@ -6,12 +6,21 @@
 // local uplink and j's downlink). The g GPUs j of the nodes (one per rail: each uses its own
 // NIC) then all-reduce part j over NCCL's double binary tree of nodes: each tree carries half
 // the part, reduced up to the root and sent back down. Finally GPU j multicasts the result
-// into its node (NVLS all-gather: j's uplink and every local downlink). Loops pipeline; a
-// part's reduce-scatter runs at most `slots` loops ahead of its all-gather (NCCL_STEPS).
+// into its node (NVLS all-gather: j's uplink and every local downlink). Loops pipeline, each
+// buffer NCCL_STEPS (`slots`) loops deep and freed by the warps that read it, hop by hop
+// (src/device/all_reduce.h, NVLS_TREE: the scatter fills the head's reduce buffer, which the
+// head's reduce warps free once they have sent the step up, or, at a tree's root, down and
+// into the node; a parent's receive buffer is freed by its own step up or down; a child's by
+// its step down and into its node. src/transport/nvls.cc: the reduce and the broadcast
+// directions have buffers of their own). So loop k's reduce-scatter waits for loop k − slots
+// to have left the head upward (at the root: to have come back down), not for its all-gather.
 // Per GPU and loop the NVLink carries (g + 1) parts each way, each NIC about one part
 // (two nodes) or two parts (interior of a deeper tree): the network sees 1/g of the data per
 // GPU where a ring sends 2(n−1)/n of it, which is why NVLSTree beats the ring across nodes.
 // Latency: NVLS's 25 us once (launch), NCCL's NVLSTree NET step (20.9 us) per tree hop.
+//
+// The tree's sends are held to NCCL's ceiling for the kernel (perChMaxNVLSTreeBws, see
+// tree_send_cap): 57.7 GB/s of bus bandwidth per head on 2 Hopper nodes, 45.5 on more.
 //
 // Closed form (w: one part per loop, L loops, D the trees' depth): base + the larger of
 //   pipe(L − 1) = fill + NVLink period + (L − 2)·period, and
@@ -19,17 +28,18 @@
 // the fill being the first loop's reduce-scatter, its trees hop by hop (tree_fill) and its
 // all-gather. The NVLink period is (g+1)·w/(eff·B) plus the NVLS step overhead that follows
 // each reduce-scatter and all-gather; the period is the slower of it and the network side,
-// o + (w/2)/r with r the tree edges' share of the NICs by duty (duty_shared_rates). The second
-// loop trails the first by the NVLink period alone: its network sends fall between the
-// first's, spread over the trees' fill (seen in the simulation's trace at 4 and 8 nodes).
+// where each tree edge's period counts the pauses of the other edges on its NIC (see the
+// body). Two loops: the second trails the first by its own all-gather or network send.
 // Against the simulation (`coll all_reduce --topo topologies/cluster-h100-ib.yaml --set
-// nodes=N --algo nvls_tree --proto simple --model analytic|simulate`): within 1% on 4 and 8
-// nodes from 4 MiB to 1 GiB and on 2 nodes at 4, 16 MiB and 1 GiB; 2 nodes −3.9% at 64 MiB
-// (each NIC carries one tree's reduce and the other's broadcast, which the period's duty
-// sharing undercounts); 16 nodes −5% at 64-256 MiB (docs/models.md).
+// nodes=N --algo nvls_tree --proto simple --model analytic|simulate`), 4 MiB to 8 GiB: exact at
+// one loop, within 1.1% on 2, 4, 8 and 16 nodes. On B200 nodes (cluster-b200-ib.yaml) it is
+// exact at one and two loops and within 1.8% from 256 MiB, but 6% slow on 2 nodes and 8-14% on
+// 4 and 8 at 32-256 MiB: there the first loops' reduce-scatters run ahead of the all-gathers,
+// which the shared NVLink period does not count (docs/models.md).
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -57,6 +67,23 @@ sim::Bytes nvls_tree_chunk(const Machine& machine, sim::Bytes size, int nodes, i
   shrink(4, 65536);
   shrink(1, 32768);
   return sim::Bytes{chunk};
+}
+
+// NCCL's ceiling on the NVLSTree kernel (perChMaxNVLSTreeBws, `nvls_tree_per_channel`): bus
+// bandwidth p per channel of its NVLS graph, a channel per head GPU (g heads: one per local
+// GPU, each with its NIC; where GPUs share NICs the NICs bind first). Bus bandwidth is algbw
+// x 2(n-1)/n and a head moves 1/g of the data, half on each of its two trees, whose sends run
+// at once: so a tree send of `half` takes at least half / (p n / (4(n-1))). NCCL's figure is
+// what the kernel achieves in all, its per-step cost included, so the bytes get what the send's
+// overhead o leaves of that time. Unlimited where the architecture gives no ceiling or the
+// overhead alone takes as long.
+sim::BytesPerSec tree_send_cap(const PlanBuilder& b, int n, int nodes, sim::Bytes half) {
+  const sim::BytesPerSec per = b.machine().arch().nvls_tree_per_channel[nodes <= 2 ? 0 : 1];
+  if (per.is_unlimited() || n < 2 || half.count() <= 0.0) return sim::BytesPerSec::unlimited();
+  const double rate = per.count() * n / (4.0 * (n - 1));
+  const double room = half.count() / rate - b.protocol().overhead.count();
+  if (room <= 0.0) return sim::BytesPerSec::unlimited();
+  return sim::BytesPerSec{half.count() / room};
 }
 
 std::optional<std::string> nvls_tree_why_not(const Machine& machine, const Problem& problem,
@@ -116,74 +143,115 @@ void expand_nvls_tree(PlanBuilder& b, Plan& plan) {
   const auto ag_label = b.label("nvls all-gather");
   const auto root_label = b.label("tree root");
   const sim::Seconds overhead = m.arch().nvls_step_overhead;
-  // The tree's network connections hold NCCL_STEPS chunks per channel (protocol slots):
-  // that many loops may be in flight between a part's reduce-scatter and its all-gather.
+  // Every buffer is NCCL_STEPS (the protocol's slots) loops deep per channel.
   const int ahead = std::max(2, b.protocol().slots);
-  std::vector<sim::NodeId> prev_rs = nvls_start_nodes(b, n), prev_ag = prev_rs;
-  std::vector<std::vector<sim::NodeId>> gathered(n, std::vector<sim::NodeId>(ahead, kNoNode));
-  std::vector<std::array<sim::NodeId, 2>> prev_up(n, {b.launch(), b.launch()});
-  std::vector<std::array<std::vector<sim::NodeId>, 2>> prev_down(n);
-  for (int q = 0; q < nodes; ++q)
-    for (int j = 0; j < g; ++j)
+  // Each tree is its own pipeline: a channel runs one of the two (src/graph/connect.cc: channel
+  // c's NVLS tree is tree c % 2), its own scatter, reduce, broadcast and gather warps and
+  // buffers, so a tree's loop waits for nothing of the other tree's but the links they share.
+  // Per rank and tree: the scatter and gather chains (each NVLS step followed by its step
+  // overhead), the last send up and down, and per slot (loop k % ahead) the sends and the
+  // gather that free the buffers loop k + ahead fills.
+  struct Pipe {
+    sim::NodeId rs = kNoNode, ag = kNoNode, up = kNoNode;
+    std::vector<sim::NodeId> down;                 // per child
+    std::vector<sim::NodeId> up_sent, gathered;    // per slot
+    std::vector<sim::NodeId> down_sent;            // per slot and child (a binary tree: 2)
+    sim::NodeId reduced = kNoNode, up_arrival = kNoNode, have = kNoNode;
+  };
+  const std::vector<sim::NodeId> start = nvls_start_nodes(b, n);
+  std::vector<std::array<Pipe, 2>> pipe(n);
+  for (int j = 0; j < g; ++j)
+    for (int q = 0; q < nodes; ++q)
       for (int w = 0; w < 2; ++w) {
         const int r = by_node[q][j];
-        prev_down[r][w].assign(trees[j][w].children[r].size(), b.launch());
+        Pipe& p = pipe[r][w];
+        p.rs = p.ag = start[r];
+        p.up = b.launch();
+        p.down.assign(trees[j][w].children[r].size(), b.launch());
+        p.up_sent.assign(ahead, kNoNode);
+        p.gathered.assign(ahead, kNoNode);
+        p.down_sent.assign(static_cast<std::size_t>(2 * ahead), kNoNode);
       }
-  std::vector<sim::NodeId> reduced(n, kNoNode);
-  std::vector<sim::NodeId> up_arrival(n, kNoNode);
-  std::vector<std::array<sim::NodeId, 2>> have(n);
+  // `after` waits until rank r has freed slot s of its broadcast buffer in tree w (its sends down
+  // and its gather into the node have read it), or of its reduce buffer (its send up has; at the
+  // root, where the reduce turns round, its sends down and its gather).
+  const auto after_down = [&](int r, int w, int s, sim::NodeId after) {
+    const Pipe& p = pipe[r][w];
+    b.depend(p.down_sent[2 * s], after);
+    b.depend(p.down_sent[2 * s + 1], after);
+    b.depend(p.gathered[s], after);
+  };
+  const auto after_up = [&](const TreeShape& t, int r, int w, int s, sim::NodeId after) {
+    if (t.parent[r] >= 0) b.depend(pipe[r][w].up_sent[s], after);
+    else after_down(r, w, s, after);
+  };
   std::vector<sim::LinkId> links;
+  std::vector<int> members;
   for (int k = 0; k < loops; ++k) {
     const sim::Bytes part = chunk_size(total, loop_bytes, k) / static_cast<double>(g);
     const sim::Bytes half = part / 2.0;
-    for (int j = 0; j < g; ++j) {
-      for (int q = 0; q < nodes; ++q) {
-        const int r = by_node[q][j];
-        links = ups[q];
-        links.push_back(port[r].down);
-        const sim::NodeId slot = k >= ahead ? gathered[r][k % ahead] : kNoNode;
-        const auto rs = b.send_links(links, r, r, part, {prev_rs[r], slot}, wire + b.reduction_time(part),
-                                     rs_label, sim::BytesPerSec::unlimited(), efficiency);
-        prev_rs[r] = overhead.count() > 0.0 ? b.delay(overhead, {rs.transfer}, rs_label, r) : rs.transfer;
-        reduced[r] = rs.arrival;
-      }
+    const sim::BytesPerSec tree_cap = tree_send_cap(b, n, nodes, half);
+    const int s = k % ahead;
+    for (int j = 0; j < g; ++j)
       for (int w = 0; w < 2; ++w) {
         const TreeShape& t = trees[j][w];
-        std::vector<int> members;
+        // Scatter: every local GPU's share of the half into head r's reduce buffer.
+        for (int q = 0; q < nodes; ++q) {
+          const int r = by_node[q][j];
+          Pipe& p = pipe[r][w];
+          links = ups[q];
+          links.push_back(port[r].down);
+          const auto rs = b.send_links(links, r, r, half, {p.rs}, wire + b.reduction_time(half), rs_label,
+                                       sim::BytesPerSec::unlimited(), efficiency);
+          if (k >= ahead) after_up(t, r, w, s, rs.transfer);
+          p.rs = overhead.count() > 0.0 ? b.delay(overhead, {rs.transfer}, rs_label, r) : rs.transfer;
+          p.reduced = rs.arrival;
+        }
+        members.clear();
         for (int q = 0; q < nodes; ++q) members.push_back(by_node[q][j]);
         std::stable_sort(members.begin(), members.end(), [&](int a, int c) { return t.depth[a] > t.depth[c]; });
         const std::uint32_t flow = static_cast<std::uint32_t>(w * n);
+        // Reduce up the tree, deepest first: a rank sends once its children's halves are in.
         for (int r : members) {
           if (t.parent[r] < 0) continue;
-          const auto sent = b.send(r, t.parent[r], half, {prev_up[r][w], reduced[r]}, flow + r, up_label,
-                                   sim::BytesPerSec::unlimited(), true);
-          for (int child : t.children[r]) b.depend(up_arrival[child], sent.transfer);
-          prev_up[r][w] = sent.transfer;
-          up_arrival[r] = sent.arrival;
+          Pipe& p = pipe[r][w];
+          const auto sent = b.send(r, t.parent[r], half, {p.up, p.reduced}, flow + r, up_label,
+                                   tree_cap, true);
+          for (int child : t.children[r]) b.depend(pipe[child][w].up_arrival, sent.transfer);
+          if (k >= ahead) after_up(t, t.parent[r], w, s, sent.transfer);
+          p.up = sent.transfer;
+          p.up_sent[s] = sent.transfer;
+          p.up_arrival = sent.arrival;
         }
-        have[t.root][w] = b.delay(sim::Seconds{0.0}, {reduced[t.root]}, root_label, t.root);
-        for (int child : t.children[t.root]) b.depend(up_arrival[child], have[t.root][w]);
+        Pipe& root = pipe[t.root][w];
+        root.have = b.delay(sim::Seconds{0.0}, {root.reduced}, root_label, t.root);
+        for (int child : t.children[t.root]) b.depend(pipe[child][w].up_arrival, root.have);
+        // Broadcast down, root first.
         for (auto it = members.rbegin(); it != members.rend(); ++it) {
           const int r = *it;
+          Pipe& p = pipe[r][w];
           for (std::size_t ci = 0; ci < t.children[r].size(); ++ci) {
             const int child = t.children[r][ci];
-            const auto sent = b.send(r, child, half, {prev_down[r][w][ci], have[r][w]}, flow + n + child,
-                                     down_label, sim::BytesPerSec::unlimited());
-            prev_down[r][w][ci] = sent.transfer;
-            have[child][w] = sent.arrival;
+            const auto sent = b.send(r, child, half, {p.down[ci], p.have}, flow + n + child, down_label,
+                                     tree_cap);
+            if (k >= ahead) after_down(child, w, s, sent.transfer);
+            if (ci < 2) p.down_sent[2 * s + ci] = sent.transfer;
+            p.down[ci] = sent.transfer;
+            pipe[child][w].have = sent.arrival;
           }
         }
+        // Gather: head r multicasts the half into its node.
+        for (int q = 0; q < nodes; ++q) {
+          const int r = by_node[q][j];
+          Pipe& p = pipe[r][w];
+          links = downs[q];
+          links.insert(links.begin(), port[r].up);
+          const auto ag = b.send_links(links, r, r, half, {p.ag, p.have}, wire, ag_label,
+                                       sim::BytesPerSec::unlimited(), efficiency);
+          p.ag = overhead.count() > 0.0 ? b.delay(overhead, {ag.transfer}, ag_label, r) : ag.transfer;
+          p.gathered[s] = ag.transfer;
+        }
       }
-      for (int q = 0; q < nodes; ++q) {
-        const int r = by_node[q][j];
-        links = downs[q];
-        links.insert(links.begin(), port[r].up);
-        const auto ag = b.send_links(links, r, r, part, {prev_ag[r], have[r][0], have[r][1]}, wire, ag_label,
-                                     sim::BytesPerSec::unlimited(), efficiency);
-        prev_ag[r] = overhead.count() > 0.0 ? b.delay(overhead, {ag.transfer}, ag_label, r) : ag.transfer;
-        gathered[r][k % ahead] = ag.transfer;
-      }
-    }
   }
   int depth = 0;
   for (int r = 0; r < n; ++r) depth = std::max({depth, trees.front()[0].depth[r], trees.front()[1].depth[r]});
@@ -215,11 +283,12 @@ Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   const double half = part / 2.0;
   const double o = b.protocol().overhead.count();
   const double overhead = machine.arch().nvls_step_overhead.count();
-  const double red_part = b.reduction_time(sim::Bytes{part}).count();
   const double red_half = b.reduction_time(sim::Bytes{half}).count();
+  const sim::BytesPerSec tree_cap = tree_send_cap(b, n, nodes, sim::Bytes{half});
   // The trees' edges, and the fill's part in them: each tree hop by hop (tree_fill: a parent's
   // children send to it at once and it sends down to them at once, over shared NICs).
   std::vector<Edge> edges;
+  std::vector<int> together;   // per edge: the edges that leave at the same moment share a value
   int depth = 0;
   double hop = 0.0, trees_fill = 0.0;
   for (int j = 0; j < g; ++j) {
@@ -229,12 +298,14 @@ Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
       const TreeShape tree = build_tree(members, w, n);
       trees_fill = std::max(trees_fill, tree_fill(b, tree, static_cast<std::uint32_t>(w * n),
                                                   static_cast<std::uint32_t>(w * n + n), half,
-                                                  sim::BytesPerSec::unlimited(), red_half, nullptr, nullptr));
+                                                  tree_cap, red_half, nullptr, nullptr));
       for (int r = 0; r < n; ++r) {
         depth = std::max(depth, tree.depth[r]);
         if (tree.parent[r] < 0) continue;
         edges.push_back({r, tree.parent[r], static_cast<std::uint32_t>(w * n + r)});
         edges.push_back({tree.parent[r], r, static_cast<std::uint32_t>(w * n + n + r)});
+        together.push_back(2 * (w * n + r));                   // a send up: alone
+        together.push_back(2 * (w * n + tree.parent[r]) + 1);  // a parent's sends down: together
         hop = std::max(hop, b.step_latency(r, tree.parent[r]).count());
       }
     }
@@ -242,39 +313,60 @@ Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   // The fill: the first loop's reduce-scatter, its trees, its all-gather. The last all-gather
   // ends with its wire or, where longer, its NVLS step overhead (the expansion's delay after
   // every all-gather, the last one's included: its flags are synchronised too).
-  const double fill = 2.0 * g * part / (eff * bw) + wire + std::max(wire, overhead) + red_part + trees_fill;
+  const double fill = g * (part + half) / (eff * bw) + wire + std::max(wire, overhead) + red_half + trees_fill;
   // The NVLink side: each GPU's reduce-scatter and all-gather share its port ((g + 1) parts
   // each way per loop) and each is followed by the NVLS step overhead before the next loop's.
   const double nvlink = (g + 1.0) * part / (eff * bw) + overhead;
   // A part's reduce-scatter waits for its all-gather `ahead` loops back (the expansion's
   // slots): a loop's round trip (reduce-scatter, D hops up and D down, all-gather).
   const int ahead = std::max(2, b.protocol().slots);
-  std::vector<double> rates;
-  double floor = nvlink, trip = 0.0;
-  for (int round = 0; round < 3; ++round) {
-    // The network side: every tree edge sends half a part per period and pauses for the rest
-    // (its per-send overhead, or waiting for the NVLink side or the window), leaving its NIC
-    // to the other trees' edges (duty_shared_rates).
-    rates = duty_shared_rates(b, edges, sim::BytesPerSec::unlimited(), half, std::vector<double>(edges.size(), o),
-                              std::vector<int>(edges.size(), 0), Sharing::mean_concurrency, floor);
-    const double send = o + half / *std::min_element(rates.begin(), rates.end());
-    trip = 2.0 * ((g + 1.0) * part / (eff * bw) + wire) + red_part + depth * (2.0 * (send + hop) + red_half);
-    floor = std::max(nvlink, trip / ahead);
+  // The network side: each tree edge sends half a part per period after its per-send overhead
+  // o. On its busiest link (its NIC), the edges pause at different moments, but a parent's
+  // sends down to its children leave together and so pause together: the link's k edges form
+  // m groups. While a group of j edges pauses, the other k - j share the link and move
+  // r_(k-j) = min(cap, r_k k / (k - j)) each, r_k being the rate with all k sending
+  // (shared_rates). An edge's period P solves
+  //   half = r_k (P - m o) + sum over the other groups G of r_(k-|G|) o,
+  // which is o + half / r_k where the cap holds every edge at r_k anyway and the link's own
+  // bound where the link binds and no cap does.
+  const std::vector<double> rates = shared_rates(b, edges, tree_cap);
+  std::map<sim::LinkId, std::vector<std::size_t>> on_link;
+  for (std::size_t i = 0; i < edges.size(); ++i)
+    for (sim::LinkId l : b.route(edges[i].from, edges[i].to, edges[i].flow)) on_link[l].push_back(i);
+  double send = 0.0;
+  for (std::size_t i = 0; i < edges.size(); ++i) {
+    const std::vector<std::size_t>* busiest = nullptr;
+    for (sim::LinkId l : b.route(edges[i].from, edges[i].to, edges[i].flow))
+      if (!busiest || on_link[l].size() > busiest->size()) busiest = &on_link[l];
+    const double k = static_cast<double>(busiest->size());
+    std::map<int, int> groups;
+    for (std::size_t e : *busiest) ++groups[together[e]];
+    const double r_k = rates[i];
+    const auto rate_with = [&](double sending) { return std::min(tree_cap.count(), r_k * k / sending); };
+    double moved = 0.0;
+    for (const auto& [key, size] : groups)
+      if (key != together[i]) moved += rate_with(k - size) * o;
+    const double period = (half - moved) / r_k + static_cast<double>(groups.size()) * o;
+    send = std::max({send, o + half / rate_with(1.0), period});
   }
-  const double net_rate = *std::min_element(rates.begin(), rates.end());
+  const double net_rate = half / (send - o);
+  const double trip = (g + 1.0) * part / (eff * bw) + wire + red_half + depth * (send + hop + red_half) + send;
   const double period = std::max(nvlink, o + half / net_rate);
   // The second loop leaves the NVLink side one NVLink period after the first, and its network
   // sends fall between the first loop's, which are spread over the trees' fill (traced in the
   // simulation: loop 2 trails loop 1 by the NVLink period at 4 and 8 nodes); from the third on
   // the network's own period shows.
   const auto pipe = [&](double k) { return fill + std::min(k, 1.0) * nvlink + std::max(0.0, k - 1.0) * period; };
-  // Two loops: the second moves what is left (a share f of a loop) and trails the first by the
-  // step overhead and its own bytes (traced: 16 MiB on 2 B200 nodes is loops of 12 and 4 MiB,
-  // and counting two full loops made the form 7.8% slow; now +0.4%). From three loops on the
-  // last one is counted whole: scaling its network period by f made 32 MiB on 2 B200 nodes
-  // 3.6% fast, where the simulation's last loop still waits for the one before.
+  // Two loops: the second moves what is left (a share f of a loop). It trails the first by the
+  // NVLS step overhead and its own all-gather, f g half / (eff B): each tree's pipeline gathers
+  // its own half (traced: 8 and 16 MiB on 2 B200 nodes, loops of 6 + 2 and 12 + 4 MiB, end
+  // 13.6 and 15.2 us after the first; the (g + 1) f part of the one-pipeline shape gave 15.6 and
+  // 19.1), or by its network send where that is longer (4 and 8 H100 nodes at 16 MiB). From
+  // three loops on the last one is counted whole: scaling its network period by f made 32 MiB
+  // on 2 B200 nodes 3.6% fast, where the simulation's last loop still waits for the one before.
   const double f = loops > 1 ? (size.count() - (loops - 1.0) * loop_bytes.count()) / loop_bytes.count() : 1.0;
-  const double last = loops == 2 ? (g + 1.0) * f * part / (eff * bw) + overhead : period;
+  const double last =
+      loops == 2 ? std::max(g * f * half / (eff * bw) + overhead, o + f * half / net_rate) : period;
   const double piped = loops > 1 ? pipe(loops - 2.0) + last : fill;
   // The window: loop k's reduce-scatter waits for loop k − ahead's all-gather, so past
   // `ahead` loops each group of `ahead` costs at least a round trip (the recurrence's bound).
@@ -299,7 +391,7 @@ double nvls_tree_plan_size(const Machine& machine, const Problem& problem, const
   const int heads = static_cast<int>(problem.ranks.size()) / std::max(1, nodes);
   const double loops = pipeline_units(problem.size, nvls_tree_chunk(machine, problem.size, nodes, heads) *
                                                         (channels * std::max(1, heads)));
-  return 7 * n * loops + n;
+  return 8 * n * loops + n;
 }
 
 }  // namespace

@@ -62,7 +62,7 @@ sim::Bytes size_of(const std::string& s) { return sim::parse_size(s); }
 
 ArchParams read_arch(const Reader& r, const Value& n, const std::string& where) {
   r.only_keys(n, {"channels", "nvls_channels", "nvls_efficiency", "ll_max", "ll128_per_channel",
-                  "link_efficiency", "shm_bandwidth", "launch_overhead", "nvls_step_overhead", "nvls_start", "channel_bw",
+                  "nvls_tree_per_channel", "link_efficiency", "shm_bandwidth", "launch_overhead", "nvls_step_overhead", "nvls_start", "channel_bw",
                   "p2p_channel_bw", "p2p_net_channel_bw", "nvlink_step_extra", "ll128_overhead", "simple_overhead", "pxn",
                   "msccl_all_reduce"},
               where);
@@ -73,6 +73,15 @@ ArchParams read_arch(const Reader& r, const Value& n, const std::string& where) 
   a.ll_max = r.scalar<sim::BytesPerSec>(r.need(n, "ll_max", where), rate_of, where + ".ll_max");
   a.ll128_per_channel = r.scalar<sim::BytesPerSec>(r.need(n, "ll128_per_channel", where), rate_of,
                                                    where + ".ll128_per_channel");
+  if (const Value* v = input::find(n, "nvls_tree_per_channel")) {
+    const std::string at = where + ".nvls_tree_per_channel";
+    if (v->kind != Value::Kind::sequence || v->items.size() != 2)
+      r.fail(*v, at + ": expected [on 2 nodes, on more than 2]");
+    for (std::size_t i = 0; i < 2; ++i) {
+      a.nvls_tree_per_channel[i] = r.scalar<sim::BytesPerSec>(v->items[i], rate_of, at);
+      if (!(a.nvls_tree_per_channel[i].count() > 0.0)) r.fail(v->items[i], at + ": expected a rate above 0");
+    }
+  }
   if (const Value* v = input::find(n, "shm_bandwidth"))
     a.shm_bandwidth = r.scalar<sim::BytesPerSec>(*v, rate_of, where + ".shm_bandwidth");
   if (const Value* v = input::find(n, "channel_bw"))

@@ -54,6 +54,11 @@ struct ArchParams {
   double nvls_efficiency = 0.0;
   sim::BytesPerSec ll_max;   // LL's cap inside one node (across nodes: Params::ll_max_net)
   sim::BytesPerSec ll128_per_channel;
+  // What the NVLSTree kernel moves per channel of NCCL's NVLS graph (a head GPU and its NIC),
+  // bus bandwidth, on [2 nodes, more than 2] (NCCL's perChMaxNVLSTreeBws); unlimited where not
+  // given.
+  std::array<sim::BytesPerSec, 2> nvls_tree_per_channel{sim::BytesPerSec::unlimited(),
+                                                        sim::BytesPerSec::unlimited()};
   std::map<topo::Tier, double> link_efficiency;
   // P2P off: what one GPU-to-GPU transfer staged through host memory (NCCL's SHM transport)
   // achieves, payload per direction; unlimited where not given.

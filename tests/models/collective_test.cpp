@@ -103,6 +103,28 @@ TEST_CASE("an architecture's own Simple send overhead replaces the protocol's th
   }
 }
 
+TEST_CASE("the NVLS tree's ceiling per channel is two rates, on 2 nodes and on more") {
+  const std::string text = wiresim::input::read_file(std::string(WIRESIM_SOURCE_DIR) + "/models/params.yaml");
+  const Params& p = default_params();
+  // NCCL's perChMaxNVLSTreeBws (src/graph/tuning.cc): Hopper {57.7, 45.5}, Blackwell {96, 80}.
+  CHECK(p.arch("hopper").nvls_tree_per_channel[0].count() == rel_approx(57.7e9));
+  CHECK(p.arch("hopper").nvls_tree_per_channel[1].count() == rel_approx(45.5e9));
+  CHECK(p.arch("blackwell").nvls_tree_per_channel[1].count() == rel_approx(80e9));
+  CHECK(p.arch("ampere").nvls_tree_per_channel[0].is_unlimited());
+  const std::string line = "    nvls_tree_per_channel: [57.7GB/s, 45.5GB/s]";
+  REQUIRE(text.find(line) != std::string::npos);
+  for (const auto& [value, why] : {std::pair<std::string, std::string>{"[57.7GB/s]", "expected [on 2 nodes, on more than 2]"},
+                                    {"[0GB/s, 45.5GB/s]", "expected a rate above 0"},
+                                    {"[fast, 45.5GB/s]", "nvls_tree_per_channel"}}) {
+    std::string bad = text;
+    bad.replace(text.find(line), line.size(), "    nvls_tree_per_channel: " + value);
+    const auto [at, what] = refusal(bad);
+    CHECK(at == line_of(bad, "    nvls_tree_per_channel: " + value));
+    CHECK(what.find("architectures.hopper.nvls_tree_per_channel") != std::string::npos);
+    CHECK(what.find(why) != std::string::npos);
+  }
+}
+
 TEST_CASE("a bad parameter file is refused with its position") {
   const std::string text = "protocols:\n  ll: {payload: 0.5, step: 64KiB, slots: 8, colour: red}\n";
   try {

@@ -336,16 +336,13 @@ TEST_CASE("on an xGMI mesh each rail's tree chain takes its own mesh cycle: 2 MI
   CHECK(time(Algorithm::tree, mib16, Method::analytic) == rel_approx(time(Algorithm::tree, mib16, Method::simulate)).epsilon(0.15));
 }
 
-TEST_CASE("across nodes the NVLS tree's closed form is exact for one loop and within 1% of the simulation on 2, 4 and 8 nodes from 16 MiB to 1 GiB (5% at 64 MiB on 2)") {
+TEST_CASE("across nodes the NVLS tree's closed form is exact for one loop and within 1% of the simulation on 2, 4 and 8 nodes from 16 MiB to 1 GiB (2% at 64 MiB on 2)") {
   // Its period is the slowest of the NVLink side (with the NVLS step overhead after each
-  // reduce-scatter and all-gather: 2 nodes), the network side (tree edges sharing NICs by duty:
-  // 4 nodes) and the slot window (a loop's round trip over the slots in flight: 8 nodes); the
-  // second loop trails the first by the NVLink period alone (16 MiB: two loops; with the
-  // network period there it was 3.3% slow on 4 nodes, with the old fill 4.5% and 5.9% fast on
-  // 4 and 8). One loop (4 MiB) is exact: the fill ends with the last all-gather's NVLS step
-  // overhead, as the expansion's does (with only its wire it was 3 us fast, 2.1% on 2 nodes at
-  // 16 MiB). On 2 nodes each NIC carries one tree's reduce and the other's broadcast, which the
-  // duty sharing undercounts: 3.9% fast at 64 MiB (the bound below).
+  // reduce-scatter and all-gather), the network side (each tree edge counting the pauses of the
+  // other edges on its NIC; a parent's sends down pause together) and the slot window; the
+  // second of two loops trails the first by its own network send (16 MiB on 4 and 8 nodes).
+  // One loop (4 MiB) is exact: the fill ends with the last all-gather's NVLS step overhead, as
+  // the expansion's does. On 2 nodes at 64 MiB the form is 1.1% fast (the bound below).
   for (const int nodes : {2, 4, 8}) {
     const topo::LinkGraph g = cluster(nodes);
     const Machine m(g, default_params());
@@ -355,8 +352,39 @@ TEST_CASE("across nodes the NVLS tree's closed form is exact for one loop and wi
       const Problem p{Collective::all_reduce, sim::Bytes{size}, {g.gpus().begin(), g.gpus().end()}, 0};
       const Choice c{Algorithm::nvls_tree, Protocol::simple, m.arch().channels};
       const auto [closed, sim] = testing::closed_and_simulated(m, p, c);
-      const double tolerance = size < 5e6 ? 1e-6 : nodes == 2 && size > 5e7 && size < 1e8 ? 0.05 : 0.01;
+      const double tolerance = size < 5e6 ? 1e-6 : nodes == 2 && size > 5e7 && size < 1e8 ? 0.02 : 0.01;
       CHECK(closed == rel_approx(sim).epsilon(tolerance));
+    }
+  }
+}
+
+TEST_CASE("the NVLS tree holds NCCL's ceiling for its kernel: 57.7 GB/s of bus bandwidth per head on 2 H100 nodes, 45.5 on more") {
+  // NCCL's tuner caps NVLSTree at perChMaxNVLSTreeBws per channel of its NVLS graph (a head
+  // GPU and its NIC; src/graph/tuning.cc). No simulated run may beat 8 heads x that; on 2
+  // nodes, where the NICs leave room, the ceiling is what binds (lifted, 8 GiB runs faster).
+  const double size = 8.0 * 1024.0 * (1 << 20);
+  for (const int nodes : {2, 4, 8}) {
+    CAPTURE(nodes);
+    const topo::LinkGraph g = cluster(nodes);
+    const Params params = default_params();
+    const auto busbw = [&](const Params& with) {
+      const Machine m(g, with);
+      const int n = static_cast<int>(g.gpus().size());
+      const Problem p{Collective::all_reduce, sim::Bytes{size}, {g.gpus().begin(), g.gpus().end()}, 0};
+      const double t = run_collective(m, p, Choice{Algorithm::nvls_tree, Protocol::simple, m.arch().channels},
+                                      Method::simulate).time.count();
+      return 2.0 * (n - 1) / n * size / t;
+    };
+    const double per = nodes <= 2 ? 57.7e9 : 45.5e9;
+    CHECK(params.architectures.at("hopper").nvls_tree_per_channel[nodes <= 2 ? 0 : 1].count() == per);
+    const double capped = busbw(params);
+    CHECK(capped <= 8 * per);
+    if (nodes == 2) {
+      CHECK(capped >= 0.98 * 8 * per);
+      Params lifted = params;
+      lifted.architectures.at("hopper").nvls_tree_per_channel = {sim::BytesPerSec::unlimited(),
+                                                                 sim::BytesPerSec::unlimited()};
+      CHECK(busbw(lifted) > 1.03 * 8 * per);
     }
   }
 }

@@ -110,12 +110,19 @@ TEST_CASE("jobs: bad job files fail at the job's line with what was expected") {
 }
 
 TEST_CASE("jobs: a faults: section applies to the shared fabric; half-rate spines alone cost what sharing them does") {
-  const JobsSpec spec = load_jobs(repo("scenarios/jobs/two-tp16-prefill-spine-half.yaml"));
+  JobsSpec spec = load_jobs(repo("scenarios/jobs/two-tp16-prefill-spine-half.yaml"));
   CHECK(spec.degrade == std::vector<std::string>{"spine*=50%"});
+  JobsSpec healthy_spec = load_jobs(repo("scenarios/jobs/two-tp16-prefill.yaml"));
+  // The same all_reduces on both fabrics (the tuner picks by what it sees: on half-rate spines
+  // the NVLS tree, on healthy ones the ring).
+  for (JobsSpec* s : {&spec, &healthy_spec})
+    for (Job& job : s->jobs) job.scenario.tp_algorithm = models::Algorithm::ring;
   topo::LinkGraph g = topo::load_topology(spec.topology, spec.set);
   topo::apply_faults(g, spec.fail, spec.degrade);
   const JobsResult half = run_jobs(spec, models::Machine(g, models::default_params()), SimulatedComm{});
-  const JobsResult healthy = run_file("two-tp16-prefill.yaml");
+  const topo::LinkGraph healthy_g = topo::load_topology(healthy_spec.topology, healthy_spec.set);
+  const JobsResult healthy =
+      run_jobs(healthy_spec, models::Machine(healthy_g, models::default_params()), SimulatedComm{});
   // One job's uplink traffic at 25 GB/s takes what two jobs' takes at 50 GB/s: the same
   // bottleneck, the same all_reduces.
   for (std::size_t j = 0; j < 2; ++j)

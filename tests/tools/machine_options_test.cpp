@@ -197,14 +197,17 @@ TEST_CASE("the shipped gdr-off scenario: the TP 16 prefill without GPUDirect RDM
   const auto off = json(wiresim("run scenarios/llama70b-2node-tp16-gdr-off.yaml --format json"));
   const double t_on = on["step_time_ms"].get<double>(), t_off = off["step_time_ms"].get<double>();
   // Without GDR a NET byte goes GPU -> PCIe switch -> upstream switch -> CPU and back down to
-  // the NIC (hgx-h100.yaml), on both nodes: 6 PCIe hops a side instead of 2. The IB bytes are
-  // the same, so the PCIe tier carries 8 more hop-bytes per NET byte, 4 x the IB tier's
-  // (each NET byte crosses 2 IB links, NIC -> leaf -> NIC).
+  // the NIC (hgx-h100.yaml), on both nodes: 6 PCIe hops a side instead of 2, so the PCIe tier
+  // carries 12 hop-bytes per NET byte, 6 x the IB tier's (each NET byte crosses 2 IB links,
+  // NIC -> leaf -> NIC). Its all_reduces run the NVLS tree: on 2 nodes each node sends its
+  // whole buffer once (half up one tree, half down the other), 4 x 64 MiB of IB link bytes
+  // per all_reduce, 160 of them.
   const auto tier = [](const nlohmann::json& j, const char* t) {
     return j["breakdown"]["by_tier"][t]["bytes"].get<double>();
   };
-  CHECK(tier(off, "ib") == rel_approx(tier(on, "ib")).epsilon(1e-9));
-  CHECK(tier(off, "pcie") - tier(on, "pcie") == rel_approx(4 * tier(on, "ib")).epsilon(1e-6));
+  CHECK(off["breakdown"]["by_collective"]["tp_all_reduce"]["algorithm"] == "nvls_tree/simple");
+  CHECK(tier(off, "ib") == rel_approx(160.0 * 4 * 64 * 1048576).epsilon(1e-9));
+  CHECK(tier(off, "pcie") == rel_approx(6 * tier(off, "ib")).epsilon(1e-6));
   // ... and the all_reduces wait for it: more than 1.3x the GDR step (docs/scenarios.md).
   CHECK(t_off > 1.3 * t_on);
   CHECK(off["transport"].get<std::string>().find("gdr off") != std::string::npos);
@@ -228,14 +231,15 @@ TEST_CASE("the shipped sharp scenario: the TP 16 prefill on a fabric that reduce
   };
   CHECK(algorithm(plain).rfind("collnet", 0) == std::string::npos);
   CHECK(algorithm(sharp) == "collnet/simple");
-  // docs/scenarios.md: 57.23 ms against 69.66 ms. The IB links carry the same bytes either way
-  // (collnet: S/8 up and down each NIC, one IB link each way); NVLink carries more: each of
-  // the 16 GPUs writes 7/8 of its 64 MiB to the heads and 7/8 from its head, each write over
-  // two links (GPU -> NVSwitch -> GPU), 160 times.
+  // docs/scenarios.md: 57.23 ms against 68.64 ms. collnet sends S/8 up and down each NIC, one
+  // IB link each way: 8 NICs x 2 nodes x 2 directions x S/8 = 4 S of IB link bytes per
+  // all_reduce, 160 of them. NVLink carries more: each of the 16 GPUs writes 7/8 of its
+  // 64 MiB to the heads and 7/8 from its head, each write over two links (GPU -> NVSwitch
+  // -> GPU), 160 times.
   const auto tier = [](const nlohmann::json& j, const char* t) {
     return j["breakdown"]["by_tier"][t]["bytes"].get<double>();
   };
-  CHECK(tier(sharp, "ib") == rel_approx(tier(plain, "ib")).epsilon(1e-9));
+  CHECK(tier(sharp, "ib") == rel_approx(160.0 * 4 * 64 * 1048576).epsilon(1e-9));
   CHECK(tier(sharp, "nvlink") == rel_approx(160.0 * 16 * 2 * (7.0 / 8) * 64 * 1048576 * 2).epsilon(1e-9));
   CHECK(sharp["step_time_ms"].get<double>() < 0.9 * plain["step_time_ms"].get<double>());
   // The file's set: is the command line's --set.
