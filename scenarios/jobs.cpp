@@ -15,6 +15,11 @@
 #include "scenarios/step.h"
 
 namespace wiresim::scenarios {
+
+std::string placement_text(const Job& job) {
+  return job.nodes.empty() ? fmt::format("GPUs {}", fmt::join(job.gpus, ","))
+                           : fmt::format("nodes {}", fmt::join(job.nodes, ","));
+}
 namespace {
 
 using input::Value;

@@ -42,6 +42,10 @@ struct Job {
   int line = 0, column = 0;    // of its entry in the jobs file, for messages
 };
 
+// Where a job runs, as every output names it: "nodes 0,2", or "GPUs 0,1,2" (GPU indices in
+// topology order) for a job given its GPUs.
+std::string placement_text(const Job& job);
+
 struct JobsSpec {
   std::string file;
   std::string name;

@@ -202,11 +202,6 @@ void write_conditions(std::ostream& out, const std::vector<std::string>& conditi
   out << "</ul>\n";
 }
 
-std::string nodes_of(const Job& job, const JobOutcome& outcome) {
-  return job.nodes.empty() ? fmt::format("GPUs {}", fmt::join(outcome.gpus, ","))
-                           : fmt::format("nodes {}", fmt::join(job.nodes, ","));
-}
-
 }  // namespace
 
 void write_jobs_report(std::ostream& out, const std::vector<PlacementRun>& runs,
@@ -239,7 +234,7 @@ void write_jobs_report(std::ostream& out, const std::vector<PlacementRun>& runs,
                            "<td>{:.3f}x</td></tr>\n",
                            j == 0 ? escape(labels[i]) : "",
                            j == 0 ? fmt::format("{:.3f}", r.result.makespan.ms()) : "", escape(o.name),
-                           escape(nodes_of(r.spec.jobs[j], o)), o.alone.ms(), o.together.ms(), o.together / o.alone);
+                           escape(placement_text(r.spec.jobs[j])), o.alone.ms(), o.together.ms(), o.together / o.alone);
       }
     out << "</table></body></html>\n";
     return;
@@ -259,7 +254,7 @@ void write_jobs_report(std::ostream& out, const std::vector<PlacementRun>& runs,
   for (std::size_t j = 0; j < result.jobs.size(); ++j) {
     const JobOutcome& o = result.jobs[j];
     out << fmt::format("<tr><td>{}</td><td>{}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:.3f}x</td></tr>\n",
-                       escape(o.name), escape(nodes_of(spec.jobs[j], o)), o.start.ms(), o.alone.ms(), o.together.ms(),
+                       escape(o.name), escape(placement_text(spec.jobs[j])), o.start.ms(), o.alone.ms(), o.together.ms(),
                        o.together / o.alone);
   }
   out << "</table>\n";

@@ -49,11 +49,6 @@ nlohmann::ordered_json json_head(const JobsOptions& o, const scenarios::JobsSpec
   return out;
 }
 
-// A job's GPUs as the file or a policy gave them: "0,2" (nodes) or "gpus 0,1,2" (GPU indices).
-std::string where(const scenarios::Job& job) {
-  return job.nodes.empty() ? fmt::format("gpus {}", fmt::join(job.gpus, ",")) : fmt::format("{}", fmt::join(job.nodes, ","));
-}
-
 // --placement compare (scenarios::compare_placements): every placement, fastest first.
 int compare_placements(const JobsOptions& o, const scenarios::JobsSpec& spec, const MachineInput& input,
                        const models::Machine& machine, const scenarios::CommCost& cost) {
@@ -79,10 +74,10 @@ int compare_placements(const JobsOptions& o, const scenarios::JobsSpec& spec, co
   fmt::print("# wiresim jobs {} on {}: {} jobs, model {}; placements compared, fastest first\n", spec.file,
              spec.topology, spec.jobs.size(), o.method);
   for (const auto& line : conditions) fmt::print("# {}\n", line);
-  fmt::print("{:<24} {:>13} {:>15}  {}\n", "placement", "makespan(ms)", "worst slowdown", "nodes by job");
+  fmt::print("{:<24} {:>13} {:>15}  {}\n", "placement", "makespan(ms)", "worst slowdown", "where each job runs");
   for (const auto& c : candidates) {
     std::vector<std::string> by_job;
-    for (const auto& job : c.spec.jobs) by_job.push_back(fmt::format("{}: {}", job.name, where(job)));
+    for (const auto& job : c.spec.jobs) by_job.push_back(fmt::format("{}: {}", job.name, scenarios::placement_text(job)));
     fmt::print("{:<24} {:>13.3f} {:>14.3f}x  {}\n", fmt::format("{}", fmt::join(c.names, ", ")),
                c.result.makespan.ms(), c.worst_slowdown(), fmt::join(by_job, "; "));
   }

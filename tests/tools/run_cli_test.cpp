@@ -168,8 +168,8 @@ TEST_CASE("jobs --placement compare: the file's placement and each policy's, fas
   REQUIRE(pack != std::string::npos);
   REQUIRE(given != std::string::npos);
   CHECK(pack < given);
-  CHECK(table.out.find("a: 0,1; b: 2,3") != std::string::npos);
-  CHECK(table.out.find("a: 0,2; b: 1,3") != std::string::npos);
+  CHECK(table.out.find("a: nodes 0,1; b: nodes 2,3") != std::string::npos);
+  CHECK(table.out.find("a: nodes 0,2; b: nodes 1,3") != std::string::npos);
   const Run json = wiresim("jobs scenarios/jobs/two-tp16-prefill.yaml --placement compare --format json");
   REQUIRE(json.exit_code == 0);
   const auto j = nlohmann::json::parse(json.out);
