@@ -131,10 +131,8 @@ int jobs(const JobsOptions& o) {
     fmt::print("{}\n", out.dump(2));
     return 0;
   }
-  const std::string transport = transport_note(input.transports);
-  fmt::print("# wiresim jobs {} on {}: {} jobs, model {}{}{}\n", spec.file, spec.topology, r.jobs.size(), o.method,
-             input.faults.empty() ? "" : "; faults: " + input.faults, transport.empty() ? "" : "; " + transport);
-  if (!input.overlay.empty()) fmt::print("# overlay {}\n", input.overlay);
+  fmt::print("# wiresim jobs {} on {}: {} jobs, model {}\n", spec.file, spec.topology, r.jobs.size(), o.method);
+  for (const auto& line : input.conditions()) fmt::print("# {}\n", line);
   fmt::print("{:<16} {:>6} {:>10} {:>12} {:>14} {:>9}\n", "job", "GPUs", "start(ms)", "alone(ms)", "together(ms)",
              "slowdown");
   for (const auto& j : r.jobs)

@@ -166,4 +166,9 @@ TEST_CASE("run, coll and jobs name their faults apart from the transport, the CS
   const Run jobs = wiresim("jobs scenarios/jobs/two-tp16-prefill.yaml --fail node0.nic0 --model analytic --format json");
   REQUIRE(jobs.exit_code == 0);
   CHECK(nlohmann::json::parse(jobs.out)["faults"] == "failed 4 links (node0.nic0)");
+  // The jobs table names each condition on a line of its own, as the other tables do.
+  const Run table = wiresim("jobs scenarios/jobs/two-tp16-prefill.yaml --fail node0.nic0 --gdr off --model analytic");
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.out.find("2 jobs, model analytic\n# transport: gdr off") != std::string::npos);
+  CHECK(table.out.find("\n# faults: failed 4 links (node0.nic0)\n") != std::string::npos);
 }
