@@ -33,9 +33,9 @@
 // Against the simulation (`coll all_reduce --topo topologies/cluster-h100-ib.yaml --set
 // nodes=N --algo nvls_tree --proto simple --model analytic|simulate`), 4 MiB to 8 GiB: exact at
 // one loop, within 1.1% on 2, 4, 8 and 16 nodes. On B200 nodes (cluster-b200-ib.yaml) it is
-// exact at one and two loops and within 1.8% from 256 MiB, but 6% slow on 2 nodes and 8-14% on
-// 4 and 8 at 32-256 MiB: there the first loops' reduce-scatters run ahead of the all-gathers,
-// which the shared NVLink period does not count (docs/models.md).
+// exact at one and two loops and within 1.2% at 1 GiB, but 6% slow on 2 nodes at 32-64 MiB and
+// 5-14% on 4 and 8 at 32-256 MiB: there the first loops' reduce-scatters run ahead of the
+// all-gathers, which the shared NVLink period does not count (docs/models.md).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -317,8 +317,8 @@ Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   // The NVLink side: each GPU's reduce-scatter and all-gather share its port ((g + 1) parts
   // each way per loop) and each is followed by the NVLS step overhead before the next loop's.
   const double nvlink = (g + 1.0) * part / (eff * bw) + overhead;
-  // A part's reduce-scatter waits for its all-gather `ahead` loops back (the expansion's
-  // slots): a loop's round trip (reduce-scatter, D hops up and D down, all-gather).
+  // A root's reduce buffer is freed only once the loop has turned round there (its sends down):
+  // `ahead` loops per round trip, the way up (reduce-scatter, D hops) and one send down.
   const int ahead = std::max(2, b.protocol().slots);
   // The network side: each tree edge sends half a part per period after its per-send overhead
   // o. On its busiest link (its NIC), the edges pause at different moments, but a parent's
@@ -349,9 +349,8 @@ Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
     const double period = (half - moved) / r_k + static_cast<double>(groups.size()) * o;
     send = std::max({send, o + half / rate_with(1.0), period});
   }
-  const double net_rate = half / (send - o);
   const double trip = (g + 1.0) * part / (eff * bw) + wire + red_half + depth * (send + hop + red_half) + send;
-  const double period = std::max(nvlink, o + half / net_rate);
+  const double period = std::max(nvlink, send);
   // The second loop leaves the NVLink side one NVLink period after the first, and its network
   // sends fall between the first loop's, which are spread over the trees' fill (traced in the
   // simulation: loop 2 trails loop 1 by the NVLink period at 4 and 8 nodes); from the third on
@@ -366,10 +365,10 @@ Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   // on 2 B200 nodes 3.6% fast, where the simulation's last loop still waits for the one before.
   const double f = loops > 1 ? (size.count() - (loops - 1.0) * loop_bytes.count()) / loop_bytes.count() : 1.0;
   const double last =
-      loops == 2 ? std::max(g * f * half / (eff * bw) + overhead, o + f * half / net_rate) : period;
+      loops == 2 ? std::max(g * f * half / (eff * bw) + overhead, o + f * (send - o)) : period;
   const double piped = loops > 1 ? pipe(loops - 2.0) + last : fill;
-  // The window: loop k's reduce-scatter waits for loop k − ahead's all-gather, so past
-  // `ahead` loops each group of `ahead` costs at least a round trip (the recurrence's bound).
+  // The window: loop k's reduce-scatter at a root waits for loop k − ahead to have turned
+  // round, so past `ahead` loops each group of `ahead` costs at least a round trip.
   const int windows = (loops - 1) / ahead;
   const double window = windows > 0 ? pipe((loops - 1) % ahead) + windows * trip : piped;
   t += std::max(piped, window);

@@ -62,8 +62,8 @@ sim::Bytes size_of(const std::string& s) { return sim::parse_size(s); }
 
 ArchParams read_arch(const Reader& r, const Value& n, const std::string& where) {
   r.only_keys(n, {"channels", "nvls_channels", "nvls_efficiency", "ll_max", "ll128_per_channel",
-                  "nvls_tree_per_channel", "link_efficiency", "shm_bandwidth", "launch_overhead", "nvls_step_overhead", "nvls_start", "channel_bw",
-                  "p2p_channel_bw", "p2p_net_channel_bw", "nvlink_step_extra", "ll128_overhead", "simple_overhead", "pxn",
+                  "nvls_tree_per_channel", "link_efficiency", "shm_bandwidth", "launch_overhead",
+                  "nvls_step_overhead", "nvls_start", "channel_bw", "p2p_channel_bw", "p2p_net_channel_bw", "nvlink_step_extra", "ll128_overhead", "simple_overhead", "pxn",
                   "msccl_all_reduce"},
               where);
   ArchParams a;

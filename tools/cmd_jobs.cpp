@@ -113,7 +113,8 @@ int jobs(const JobsOptions& o) {
         spec, o.placement == "pack" ? scenarios::PlacementPolicy::pack : scenarios::PlacementPolicy::interleave,
         input.graph);
   const scenarios::JobsResult r = scenarios::run_jobs(spec, machine, cost, input.limits);
-  write_report(o, {{{o.placement == "as-given" ? std::string("as given") : o.placement}, spec, r}}, input.conditions());
+  const std::vector<std::string> conditions = input.conditions();
+  write_report(o, {{{o.placement == "as-given" ? std::string("as given") : o.placement}, spec, r}}, conditions);
   if (o.format == "json") {
     nlohmann::ordered_json out = json_head(o, spec, input);
     out["makespan_ms"] = r.makespan.ms();
@@ -132,7 +133,7 @@ int jobs(const JobsOptions& o) {
     return 0;
   }
   fmt::print("# wiresim jobs {} on {}: {} jobs, model {}\n", spec.file, spec.topology, r.jobs.size(), o.method);
-  for (const auto& line : input.conditions()) fmt::print("# {}\n", line);
+  for (const auto& line : conditions) fmt::print("# {}\n", line);
   fmt::print("{:<16} {:>6} {:>10} {:>12} {:>14} {:>9}\n", "job", "GPUs", "start(ms)", "alone(ms)", "together(ms)",
              "slowdown");
   for (const auto& j : r.jobs)

@@ -131,12 +131,12 @@ struct MachineInput {
   // The machine to run on; it refers to this input's graph and parameters.
   models::Machine machine() const { return models::Machine(graph, params, transports); }
 
-  // For one collective on `ranks`: the overlay's fitted parameters apply only within their
-  // scope (calibrate::FitScope); outside it the built-in ones do, and the overlay's line says so.
   // What this machine differs in from its topology as shipped, one line each (defined below,
   // after transport_note).
   std::vector<std::string> conditions() const;
 
+  // For one collective on `ranks`: the overlay's fitted parameters apply only within their
+  // scope (calibrate::FitScope); outside it the built-in ones do, and the overlay's line says so.
   void scope_overlay(models::Collective op, const std::vector<topo::DeviceId>& ranks) {
     if (!overlay_data) return;
     params = params_before_overlay;
