@@ -85,7 +85,8 @@ std::vector<Prepared> prepare(const std::vector<std::string>& files, const std::
   return out;
 }
 
-Result run(const Prepared& set, const models::Params& params, models::Method method, const models::Limits& limits) {
+Result run(const Prepared& set, const models::Params& params, models::Method method, const models::Limits& limits,
+           const models::Ranking& rank) {
   Result r;
   r.name = set.name;
   r.map = set.map;
@@ -115,6 +116,7 @@ Result run(const Prepared& set, const models::Params& params, models::Method met
       if (!tuner.protocol) throw InputError(fmt::format("proto: unknown protocol '{}'", *m.proto));
     }
     tuner.channels = m.channels;
+    tuner.rank = rank;
     const double factor = models::bus_factor(*op, r.gpus);
     check_bus_factor(set, r.collective, r.gpus, factor);
     for (const auto& measured : set.data.points) {

@@ -18,6 +18,7 @@
 #include "accuracy/dataset.h"
 #include "models/params.h"
 #include "models/run.h"
+#include "models/tuner.h"
 
 namespace wiresim::accuracy {
 
@@ -57,6 +58,9 @@ std::vector<std::string> data_files(const std::vector<std::string>& paths);
 // with a one-line reason.
 std::vector<Prepared> prepare(const std::vector<std::string>& files, const std::map<std::string, Mapping>& map,
                               const std::string& map_path);
-Result run(const Prepared& set, const models::Params& params, models::Method method, const models::Limits& limits = {});
+// `rank`: how the tuner picks where the map forces nothing (empty: the closed form's fastest;
+// models::nccl_time: what NCCL's own cost model picks).
+Result run(const Prepared& set, const models::Params& params, models::Method method, const models::Limits& limits = {},
+           const models::Ranking& rank = {});
 
 }  // namespace wiresim::accuracy

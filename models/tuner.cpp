@@ -4,6 +4,7 @@
 
 #include "models/algorithm.h"
 #include "models/alpha_beta.h"
+#include "models/nccl_tuning.h"
 #include "input/input_error.h"
 
 namespace wiresim::models {
@@ -63,6 +64,12 @@ int channels_for_size(const Problem& problem, Algorithm algorithm, Protocol prot
   return nc;
 }
 
+std::optional<Ranking> parse_ranking(std::string_view name) {
+  if (name == "fastest") return Ranking{};
+  if (name == "nccl") return Ranking{nccl_time};
+  return std::nullopt;
+}
+
 Decision tune(const Machine& machine, const Problem& problem, const TunerOptions& options) {
   Decision d;
   const std::vector<Algorithm> algos = options.algorithm ? std::vector<Algorithm>{*options.algorithm}
@@ -75,7 +82,7 @@ Decision tune(const Machine& machine, const Problem& problem, const TunerOptions
       if (!a->preempts) continue;
       const std::optional<Protocol> p = a->preempts(machine, problem);
       if (p && !why_not(machine, problem, a->id, *p)) {
-        Candidate c{Choice{a->id, *p, channels_for_size(problem, a->id, *p, channels)}, std::nullopt, ""};
+        Candidate c{Choice{a->id, *p, channels_for_size(problem, a->id, *p, channels)}, std::nullopt, "", std::nullopt};
         const Estimate e = estimate(machine, problem, c.choice);
         c.time = e.time;
         c.note = e.formula + " (the library runs it ahead of its tuner)";
@@ -90,7 +97,7 @@ Decision tune(const Machine& machine, const Problem& problem, const TunerOptions
   std::optional<std::optional<std::string>> ll128_off;
   for (Algorithm a : algos)
     for (Protocol p : protos) {
-      Candidate c{Choice{a, p, channels_for_size(problem, a, p, channels)}, std::nullopt, ""};
+      Candidate c{Choice{a, p, channels_for_size(problem, a, p, channels)}, std::nullopt, "", std::nullopt};
       std::optional<std::string> reason = why_not(machine, problem, a, p);
       if (!reason && p == Protocol::ll128 && !options.protocol) {
         if (!ll128_off) ll128_off = ll128_off_by_default(machine, problem);
@@ -115,6 +122,17 @@ Decision tune(const Machine& machine, const Problem& problem, const TunerOptions
       d.candidates.push_back(std::move(c));
     }
   if (!best_time) throw input::InputError(first_refusal.empty() ? "no algorithm applies" : first_refusal);
+  if (options.rank) {
+    std::optional<sim::Seconds> best_ranked;
+    for (Candidate& c : d.candidates) {
+      if (!c.time) continue;
+      c.ranked = options.rank(machine, problem, c.choice);
+      if (c.ranked && (!best_ranked || *c.ranked < *best_ranked)) {
+        best_ranked = c.ranked;
+        d.best = c.choice;
+      }
+    }
+  }
   return d;
 }
 

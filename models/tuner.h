@@ -15,25 +15,38 @@
 //   fmt::print("{} / {}\n", to_string(d.best.algorithm), to_string(d.best.protocol));
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/plan.h"
 
 namespace wiresim::models {
 
+// A ranking other than the closed form: a candidate's cost, or nullopt where it has none.
+// models/nccl_tuning.h's nccl_time ranks as NCCL's own tuner does.
+using Ranking = std::function<std::optional<sim::Seconds>(const Machine&, const Problem&, const Choice&)>;
+
+// `--pick`: "fastest" (an empty Ranking: the closed form) or "nccl" (nccl_time); nullopt otherwise.
+std::optional<Ranking> parse_ranking(std::string_view name);
+
 struct TunerOptions {
   std::optional<Algorithm> algorithm;   // forced (NCCL_ALGO)
   std::optional<Protocol> protocol;     // forced (NCCL_PROTO)
   std::optional<int> channels;          // forced; default: the architecture's
   bool all_algorithms = false;          // the `all` candidate set
+  // Empty: the fastest by the closed form. Else the candidates this ranking costs compete by
+  // that cost (those it cannot cost are left out), or, where it costs none, by the closed form.
+  Ranking rank;
 };
 
 struct Candidate {
   Choice choice;
   std::optional<sim::Seconds> time;     // closed-form prediction; empty when refused
   std::string note;                     // the reason it was refused, or its formula
+  std::optional<sim::Seconds> ranked;   // TunerOptions::rank's cost, where it gives one
 };
 
 struct Decision {

@@ -20,6 +20,7 @@
 #include "models/fidelity.h"
 #include "models/limits.h"
 #include "models/machine.h"
+#include "models/nccl_tuning.h"
 #include "models/predict.h"
 #include "input/collective.h"
 #include "input/input_error.h"
@@ -51,6 +52,7 @@ struct CollOptions : MachineOptions {
   std::string dtype = "float";
   std::string model = "simulate";
   std::string tuner = "nccl";
+  std::string pick = "fastest";
   std::string trace;
   std::string matrix;
   bool explain = false;
@@ -217,7 +219,13 @@ void print_explain(const models::Machine& machine, const models::Problem& proble
   for (const auto& c : row.decision->candidates) {
     const bool chosen = c.time && c.choice.algorithm == row.outcome.choice.algorithm &&
                         c.choice.protocol == row.outcome.choice.protocol;
-    if (c.time)
+    const auto nccl = c.ranked ? models::nccl_cost(machine, problem, c.choice.algorithm, c.choice.protocol)
+                               : std::nullopt;
+    if (c.time && c.ranked)
+      fmt::print("#   {} {:<12} {:<6} {:>12.2f} us   ranked {:.2f} us ({}); {}\n", chosen ? "*" : " ",
+                 models::to_string(c.choice.algorithm), models::to_string(c.choice.protocol), c.time->us(),
+                 c.ranked->us(), nccl ? nccl->formula : "", c.note);
+    else if (c.time)
       fmt::print("#   {} {:<12} {:<6} {:>12.2f} us   {}\n", chosen ? "*" : " ", models::to_string(c.choice.algorithm),
                  models::to_string(c.choice.protocol), c.time->us(), c.note);
     else
@@ -390,6 +398,7 @@ void print_json(const CollOptions& o, const models::Machine& machine, const mode
                                   {"proto", models::to_string(c.choice.protocol)}};
         if (c.time) cj["time_us"] = c.time->us();
         else cj["refused"] = c.note;
+        if (c.ranked) cj["ranked_us"] = c.ranked->us();
         cands.push_back(cj);
       }
     }
@@ -421,6 +430,9 @@ int run_coll(const CollOptions& o) {
     throw InputError(fmt::format("--tuner: expected nccl or all, got '{}'", o.tuner));
   models::TunerOptions tuner;
   tuner.all_algorithms = o.tuner == "all";
+  const auto rank = models::parse_ranking(o.pick);
+  if (!rank) throw InputError(fmt::format("--pick: expected fastest or nccl, got '{}'", o.pick));
+  tuner.rank = *rank;
   if (o.algo != "auto") {
     tuner.algorithm = models::parse_algorithm(o.algo);
     if (!tuner.algorithm)
@@ -536,6 +548,10 @@ void add_coll_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--dtype", o->dtype, "element type: float, half, bf16, fp8, double, int8, int32, int64");
   cmd->add_option("--model", o->model, "simulate (event-driven, default) or analytic (closed form)");
   cmd->add_option("--tuner", o->tuner, "candidate set for --algo auto: nccl (default) or all");
+  cmd->add_option("--pick", o->pick,
+                  "how --algo auto picks: fastest (default: the closed form's fastest) or nccl (what NCCL's own cost "
+                  "model, src/graph/tuning.cc, ranks first: what NCCL runs by default; across NVIDIA nodes only, "
+                  "docs/models.md)");
   cmd->add_option("--trace", o->trace, "write a Chrome/Perfetto trace of the largest size to this file");
   cmd->add_option("--matrix", o->matrix, "all_to_all traffic matrix: n lines of n sizes (bytes rank i sends rank j)");
   cmd->add_flag("--bands", o->bands,

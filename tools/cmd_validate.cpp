@@ -41,6 +41,7 @@ struct ValidateOptions : MachineOptions {
   std::string map = "validation/map.yaml";
   std::string plot;
   std::string model = "simulate";
+  std::string pick = "fastest";
   std::string role = "default";
   bool fit = false;
   bool cv = false;
@@ -93,8 +94,9 @@ std::vector<Group> groups(const std::vector<Result>& results) {
 }
 
 void print_table(const std::vector<Result>& results, const ValidateOptions& o) {
-  fmt::print("# wiresim validate: busbw error = predicted / measured - 1 (model {}); |e| medians, signed biases "
-             "(+ = too fast);\n# regions: floor < 64 KiB <= ramp < 256 MiB <= plateau; large >= 1 MiB\n", o.model);
+  fmt::print("# wiresim validate: busbw error = predicted / measured - 1 (model {}{}); |e| medians, signed biases "
+             "(+ = too fast);\n# regions: floor < 64 KiB <= ramp < 256 MiB <= plateau; large >= 1 MiB\n", o.model,
+             o.pick == "fastest" ? "" : ", algorithms as NCCL's own cost model picks them");
   if (!overlay_note.empty()) fmt::print("# overlay {}\n", overlay_note);
   fmt::print("{:<58} {:<7} {:<15} {:>4} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}  {}\n", "data set", "role", "class",
              "gpus", "sizes", "|e|%", "max%", "floor%", "ramp%", "plat%", "large%", "algorithms (by size)");
@@ -416,6 +418,8 @@ int run_validate(ValidateOptions o) {
   if (o.constants) return print_constants(params, o);
   const auto map = accuracy::read_map(o.map);
   const auto method = o.model == "analytic" ? models::Method::analytic : models::Method::simulate;
+  const auto rank = models::parse_ranking(o.pick);
+  if (!rank) throw InputError(fmt::format("--pick: expected fastest or nccl, got '{}'", o.pick));
   // Files named one by one run whatever their role; a folder runs the roles --role asks for
   // (by default every one but the holdouts).
   std::vector<accuracy::Prepared> sets;
@@ -450,7 +454,7 @@ int run_validate(ValidateOptions o) {
         // No collective named: accuracy::run reports the set as skipped, saying why.
       }
     }
-    results.push_back(accuracy::run(s, scoped, method, limits));
+    results.push_back(accuracy::run(s, scoped, method, limits, *rank));
     if (!results.back().skipped && !o.plot.empty()) write_svg(o.plot, results.back());
   }
   // Nothing validated at all: that is bad input, not a report (one line, exit 2).
@@ -482,6 +486,9 @@ void add_validate_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--map", o->map, "which topology, controls, role and class each data set has (default validation/map.yaml)");
   cmd->add_option("--plot", o->plot, "write one SVG per data set into this folder: measured vs predicted busbw");
   cmd->add_option("--model", o->model, "simulate (event-driven, default) or analytic (closed form)");
+  cmd->add_option("--pick", o->pick,
+                  "how the tuner picks where a data set forces no algorithm: fastest (default, the closed form's) or "
+                  "nccl (NCCL's own cost model, src/graph/tuning.cc; across NVIDIA nodes only)");
   cmd->add_option("--role", o->role,
                   "which data sets: fit and checked (default), all, fit, checked or holdout (score holdouts once, "
                   "at the end of a change)");

@@ -51,3 +51,27 @@ TEST_CASE("coll --ranks and --gpus-per-node pick the GPUs of one group") {
   expect_one_line_error(wiresim("coll all_reduce --topo topologies/hgx-h100.yaml --ranks 0,1 --gpus 2"), "--ranks",
                         "one of them");
 }
+
+TEST_CASE("coll --pick nccl runs what NCCL's own cost model ranks first, and --explain shows its costs") {
+  // 64 MiB on 4 H100 nodes: the closed form's fastest is the LL128 ring; NCCL's model (tuning.cc,
+  // tests/models/nccl_tuning_test.cpp) ranks the NVLS tree first.
+  const std::string base = "coll all_reduce --topo topologies/cluster-h100-ib.yaml --set nodes=4 --sizes 64MiB";
+  const Run fastest = wiresim(base + " --format json");
+  REQUIRE(fastest.exit_code == 0);
+  const auto f = nlohmann::json::parse(fastest.out)["results"][0];
+  CHECK(f["algo"] == "ring");
+  const Run nccl = wiresim(base + " --pick nccl --format json");
+  REQUIRE(nccl.exit_code == 0);
+  const auto n = nlohmann::json::parse(nccl.out)["results"][0];
+  CHECK(n["algo"] == "nvls_tree");
+  // The closed form's pick is the faster of the two in the simulation too.
+  CHECK(f["time_us"].get<double>() < n["time_us"].get<double>());
+  bool ranked = false;
+  for (const auto& c : n["candidates"]) ranked = ranked || c.contains("ranked_us");
+  CHECK(ranked);
+  const Run explain = wiresim(base + " --pick nccl --explain");
+  REQUIRE(explain.exit_code == 0);
+  CHECK(explain.out.find("NCCL's model: 108.6 us + bytes / 187.9 GB/s (8 channels x 48.0 GB/s)") != std::string::npos);
+  expect_one_line_error(wiresim(base + " --pick best"), "--pick", "fastest or nccl");
+  expect_one_line_error(wiresim("validate --pick best"), "--pick", "fastest or nccl");
+}
