@@ -19,9 +19,10 @@ namespace {
 
 using input::Value;
 
-constexpr std::array<std::string_view, 12> kTopKeys{"name",      "description", "topology", "set",
+constexpr std::array<std::string_view, 13> kTopKeys{"name",      "description", "topology", "set",
                                                     "model",     "workload",    "layout",   "compute",
-                                                    "algorithm", "protocol",    "faults",   "transport"};
+                                                    "algorithm", "protocol",    "pick",     "faults",
+                                                    "transport"};
 constexpr std::array<std::string_view, 2> kFaultKeys{"fail", "degrade"};
 constexpr std::array<std::string_view, 4> kTransportKeys{"p2p", "p2p_level", "gdr", "net"};
 constexpr std::array<std::string_view, 15> kModelKeys{
@@ -402,6 +403,13 @@ Scenario load_scenario(const std::string& path, const std::map<std::string, std:
       s.tp_protocol = models::parse_protocol(t);
       if (!s.tp_protocol) input::fail(*p, fmt::format("protocol: unknown protocol '{}' (expected auto, ll, ll128, simple)", t));
     }
+  }
+  if (const Value* k = input::find(doc, "pick")) {
+    const std::string t = input::as_string(*k, "pick");
+    const auto rank = models::parse_ranking(t);
+    if (!rank) input::fail(*k, fmt::format("pick: expected fastest or nccl, got '{}'", t));
+    s.pick = *rank;
+    s.pick_name = t;
   }
   if (const Value* f = input::find(doc, "faults")) read_faults(*f, s.fail, s.degrade);
   if (const Value* t = input::find(doc, "transport")) read_transports(*t, s.transports);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "models/tuner.h"
 #include "models/limits.h"
 #include "models/params.h"
 #include "scenarios/scenario.h"
@@ -29,6 +30,7 @@ struct RunOptions : MachineOptions {
   std::string scenario;
   std::string method = "simulate";
   std::string trace;
+  std::string pick;
   bool bands = false;
   bool explain = false;
 };
@@ -78,6 +80,7 @@ nlohmann::ordered_json to_json(const scenarios::Scenario& s, const std::string& 
   if (!overlay_note.empty()) out["overlay"] = overlay_note;
   if (!transport.empty()) out["transport"] = transport;
   if (!faults_note.empty()) out["faults"] = faults_note;
+  out["pick"] = s.pick_name;
   out["model"] = s.model.name;
   out["phase"] = s.workload.phase == scenarios::Phase::prefill  ? "prefill"
                  : s.workload.phase == scenarios::Phase::decode ? "decode"
@@ -135,6 +138,7 @@ void print_table(const scenarios::Scenario& s, const std::string& topo, const st
   if (!overlay_note.empty()) fmt::print("# overlay {}\n", overlay_note);
   if (!transport.empty()) fmt::print("# {}\n", transport);
   if (!faults_note.empty()) fmt::print("# faults: {}\n", faults_note);
+  if (s.pick_name != "fastest") fmt::print("# pick: {} (each collective's algorithm as NCCL's own cost model picks it)\n", s.pick_name);
   fmt::print("# model {}: hidden {}, {} layers, {} heads ({} kv), {}{}\n", m.name.empty() ? "?" : m.name, m.hidden,
              m.layers, m.heads, m.kv_heads, m.dtype,
              m.experts ? fmt::format(", {} experts top-{} ({} routing)", m.experts, m.top_k, m.routing) : "");
@@ -204,6 +208,12 @@ int run(const RunOptions& o) {
   scenarios::Scenario s = scenarios::load_scenario(o.scenario);
   if (!o.topo.empty()) s.topology = o.topo;
   for (const auto& [k, v] : overrides) s.set[k] = v;
+  if (!o.pick.empty()) {
+    const auto rank = models::parse_ranking(o.pick);
+    if (!rank) throw InputError(fmt::format("--pick: expected fastest or nccl, got '{}'", o.pick));
+    s.pick = *rank;
+    s.pick_name = o.pick;
+  }
   if (o.bands && o.method == "naive") throw InputError("--bands: not with --model naive (it is not the model the bands validate)");
   // The file's faults, then the command line's; its transport, unless the command line names one.
   MachineOptions machine_options = o;
@@ -214,8 +224,10 @@ int run(const RunOptions& o) {
   transport = transport_note(input.transports);
   faults_note = input.faults;
   // CSV keeps its contract header; what the machine differs in goes to stderr there.
-  if (o.format == "csv")
+  if (o.format == "csv") {
     for (const auto& line : input.conditions()) fmt::print(stderr, "# {}\n", line);
+    if (s.pick_name != "fastest") fmt::print(stderr, "# pick: {}\n", s.pick_name);
+  }
   const topo::LinkGraph& graph = input.graph;
   const models::Machine machine = input.machine();
   const scenarios::SimulatedComm simulated_comm;
@@ -273,6 +285,9 @@ void add_run_command(CLI::App& app, int* exit_code) {
   add_machine_options(cmd, *o, {TopologyOption::optional, "table, csv or json"});
   cmd->add_option("--model", o->method, "simulate (default), analytic (closed forms) or naive (traffic / quoted bandwidth)");
   cmd->add_option("--trace", o->trace, "write a Chrome/Perfetto trace of the step to this file");
+  cmd->add_option("--pick", o->pick,
+                  "how each collective's algorithm is picked: fastest (the closed form's, default) or nccl (NCCL's own "
+                  "cost model: what NCCL runs by default; across NVIDIA nodes only); overrides the scenario's pick:");
   cmd->add_flag("--explain", o->explain,
                 "say what bounds the step and how each communicator's GPUs exchange (P2P, SHM through host memory, NET)");
   cmd->add_flag("--bands", o->bands,

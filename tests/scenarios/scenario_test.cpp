@@ -170,6 +170,8 @@ TEST_CASE("bad scenarios are refused with file, line and what would be valid") {
                                       "workload: {phase: prefill, tokens: 4}\nlayout: {tp: 2, ep: 8}\n", 0,
                "ep = 8 is more ranks than the 6 experts");
   expect_error("missing.yaml", topo + kModel + "layout: {tp: 8}\n", 0, "workload");
+  expect_error("pick.yaml", topo + kModel + "workload: {phase: prefill, tokens: 4}\nlayout: {tp: 8}\npick: best\n", 5,
+               "pick: expected fastest or nccl, got 'best'");
 }
 
 TEST_CASE("a layout that needs more GPUs than the topology has is refused") {

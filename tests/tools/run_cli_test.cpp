@@ -190,3 +190,23 @@ TEST_CASE("jobs --placement compare: the file's placement and each policy's, fas
   CHECK(bad.exit_code != 0);
   CHECK(bad.err.find("--placement: expected as-given, pack, interleave or compare, got 'random'") != std::string::npos);
 }
+
+TEST_CASE("run --pick nccl: each collective as NCCL's own cost model picks it, said in every output") {
+  // TP 16 over 2 H100 nodes, 64 MiB all_reduces: the closed form's fastest is the LL128 ring;
+  // NCCL's model (tests/models/nccl_tuning_test.cpp) ranks the NVLS tree first, which the
+  // simulation finds slower.
+  const Run fastest = wiresim("run scenarios/llama70b-2node-tp16.yaml --format json");
+  const Run nccl = wiresim("run scenarios/llama70b-2node-tp16.yaml --pick nccl --format json");
+  REQUIRE(fastest.exit_code == 0);
+  REQUIRE(nccl.exit_code == 0);
+  const auto f = nlohmann::json::parse(fastest.out);
+  const auto n = nlohmann::json::parse(nccl.out);
+  CHECK(f["pick"] == "fastest");
+  CHECK(n["pick"] == "nccl");
+  CHECK(n["step_time_ms"].get<double>() > f["step_time_ms"].get<double>());
+  const Run table = wiresim("run scenarios/llama70b-2node-tp16.yaml --pick nccl");
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.out.find("# pick: nccl") != std::string::npos);
+  CHECK(table.out.find("nvls_tree/simple") != std::string::npos);
+  expect_one_line_error(wiresim("run scenarios/llama70b-2node-tp16.yaml --pick x"), "--pick", "fastest or nccl");
+}
