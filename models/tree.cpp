@@ -6,8 +6,7 @@
 // of the data. NCCL runs one such pair per channel, each channel's chain headed by the GPU of
 // its NIC; wiresim runs one pair per rail (up to channels / 2), the chain of rail r starting at
 // each node's GPU r, so every NIC carries one pair. Each chunk is reduced up to the root and
-// broadcast back down; chunks pipeline, NCCL's chunk size (tree_chunk: LL128's shrinks for short
-// messages).
+// broadcast back down; chunks pipeline.
 // Buffer slots are not modelled for trees: the chunk pipeline is bounded by program order.
 // With ProtocolParams::tree_cut_through (shipped off) an LL / LL128 rank forwards each chunk's
 // lines as they land (PlanBuilder::send_through): a chunk pays its bytes at the network hops
@@ -129,27 +128,6 @@ std::vector<std::vector<std::vector<int>>> tree_chains(const Machine& machine, c
 
 namespace {
 
-// The bytes one tree moves per chunk: NCCL's per-channel chunk (one step of the protocol's
-// buffer, its payload share) times the channels merged into the tree. NCCL shrinks the LL128
-// chunk for messages too short to fill the pipeline (calcCollChunking in src/enqueue.cc): while
-// each channel gets fewer than s x 64 / ppn chunks it halves it, down to 128 KiB, then below
-// s x 16 / ppn down to 32 KiB, s = 1 + log2(nodes) + ppn / 10 (ppn: ranks per node). 8 MiB on 4
-// H100 nodes (24 channels): 36,000 B a channel instead of 576,000.
-sim::Bytes tree_chunk(const Machine& machine, const Problem& problem, const ProtocolParams& proto, Protocol protocol,
-                      int channels, double per_tree) {
-  double chunk = proto.step.count() * proto.payload;
-  if (protocol == Protocol::ll128) {
-    const int nodes = node_count(machine, problem);
-    const double ppn = static_cast<double>(problem.ranks.size()) / nodes;
-    const double steps = 1.0 + std::floor(std::log2(static_cast<double>(nodes))) + 0.1 * ppn;
-    const double bytes = problem.size.count();
-    const auto chunks = [&] { return std::floor(bytes / (std::max(1, channels) * chunk)); };
-    while (chunks() < steps * 64.0 / ppn && chunk > 131072.0) chunk /= 2.0;
-    while (chunks() < steps * 16.0 / ppn && chunk > 32768.0) chunk /= 2.0;
-  }
-  return sim::Bytes{chunk * per_tree};
-}
-
 void expand_tree(PlanBuilder& b, Plan& plan) {
   const Problem& problem = b.problem();
   const int n = static_cast<int>(problem.ranks.size());
@@ -157,8 +135,7 @@ void expand_tree(PlanBuilder& b, Plan& plan) {
   const auto instances = tree_chains(b.machine(), problem, by_node, b.choice().channels);
   const int trees = by_node.size() > 1 ? 2 * static_cast<int>(instances.size()) : 1;
   const int per_tree = std::max(1, b.choice().channels / trees);
-  const sim::Bytes chunk =
-      tree_chunk(b.machine(), problem, b.protocol(), b.choice().protocol, b.choice().channels, per_tree);
+  const sim::Bytes chunk = b.protocol().step * (b.protocol().payload * per_tree);
   const sim::Bytes share = problem.size / static_cast<double>(trees);
   const int loops = chunk_count(share, chunk);
   const sim::BytesPerSec cap = b.protocol_cap() / static_cast<double>(trees);
@@ -245,7 +222,7 @@ Estimate tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   const int trees = by_node.size() > 1 ? 2 * static_cast<int>(instances.size()) : 1;
   const int per_tree = std::max(1, choice.channels / trees);
   b.cap_nvlink_channels(per_tree);
-  const sim::Bytes chunk = tree_chunk(b.machine(), problem, b.protocol(), choice.protocol, choice.channels, per_tree);
+  const sim::Bytes chunk = b.protocol().step * (b.protocol().payload * per_tree);
   const sim::Bytes share = size / static_cast<double>(trees);
   const int loops = chunk_count(share, chunk);
   std::vector<Edge> edges;
@@ -296,8 +273,7 @@ double tree_plan_size(const Machine& machine, const Problem& problem, const Choi
   const ProtocolParams& proto = machine.params().protocol(choice.protocol);
   const auto by_node = ranks_by_node(machine, problem);
   const double trees = by_node.size() > 1 ? 2.0 * tree_rails(by_node, choice.channels) : 1.0;
-  const sim::Bytes chunk =
-      tree_chunk(machine, problem, proto, choice.protocol, choice.channels, std::max(1.0, choice.channels / trees));
+  const sim::Bytes chunk = proto.step * (proto.payload * std::max(1.0, choice.channels / trees));
   return send_weight(proto.tree_cut_through) * trees * 2 * n * pipeline_units(problem.size / trees, chunk);
 }
 
