@@ -176,7 +176,9 @@ std::optional<NcclCost> nccl_cost(const Machine& machine, const Problem& problem
   else if (tree) bus *= 0.5;
   const Row& row = ring ? kRing : tree ? kTree : nvls_tree ? kNvlsTree : kPat;
   double lat = row.base[p];
-  double intra_lat = row.nvlink[p];   // NVSwitch nodes; PCIe-only graphs are not modelled apart
+  // Intra-node steps at NCCL's NVLink latencies: the shipped clusters' nodes are NVSwitch ones.
+  // A node whose rings run over PCIe takes NCCL's PCI row (row.pci), not chosen here yet.
+  double intra_lat = row.nvlink[p];
   // With one GPU per node the latencies are fully exposed: NCCL takes the tree's NET latency.
   double inter_lat = ppn == 1.0 ? kTree.net[p] : row.net[p];
   std::string formula;
