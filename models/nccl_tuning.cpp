@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <span>
 
@@ -20,12 +21,12 @@ int proto_index(Protocol p) { return p == Protocol::ll ? kLl : p == Protocol::ll
 
 // baseLatencies and hwLatencies (NVLink and NET rows) for the algorithms modelled here.
 struct Row {
-  std::array<double, 3> base, nvlink, pci, net;
+  std::array<double, 3> base, nvlink, net;
 };
-constexpr Row kTree{{6.8, 14.0, 8.4}, {0.6, 1.25, 4.0}, {1.0, 1.9, 4.0}, {5.0, 8.5, 14.0}};
-constexpr Row kRing{{6.6, 14.0, 8.4}, {0.6, 1.9, 3.4}, {1.0, 2.5, 5.7}, {2.7, 4.0, 14.0}};
-constexpr Row kNvlsTree{{0.0, 0.0, 0.0}, {0.0, 0.0, 25.0}, {0.0, 0.0, 0.0}, {0.0, 0.0, 20.9}};
-constexpr Row kPat{{8.0, 8.0, 8.0}, {0.0, 0.0, 4.0}, {0.0, 0.0, 4.0}, {0.0, 0.0, 14.0}};
+constexpr Row kTree{{6.8, 14.0, 8.4}, {0.6, 1.25, 4.0}, {5.0, 8.5, 14.0}};
+constexpr Row kRing{{6.6, 14.0, 8.4}, {0.6, 1.9, 3.4}, {2.7, 4.0, 14.0}};
+constexpr Row kNvlsTree{{0.0, 0.0, 0.0}, {0.0, 0.0, 25.0}, {0.0, 0.0, 20.9}};
+constexpr Row kPat{{8.0, 8.0, 8.0}, {0.0, 0.0, 4.0}, {0.0, 0.0, 14.0}};
 
 // Per compute-capability class: Volta, Ampere, Hopper, Blackwell; per node count: 1, 2, more.
 using ByNodes = std::array<double, 3>;
@@ -90,9 +91,8 @@ std::optional<NcclGraph> nccl_graph(const Machine& machine, const Problem& probl
   const auto by_node = ranks_by_node(machine, problem);
   if (by_node.size() < 2) return std::nullopt;
   // The node with the fewest NICs in use sets the graph (every node must carry every channel).
-  int nics = 0;
+  int nics = std::numeric_limits<int>::max();
   double max_bw = 0.0;
-  bool first = true;
   for (const auto& local : by_node) {
     std::set<topo::DeviceId> used;
     for (int r : local) {
@@ -102,8 +102,7 @@ std::optional<NcclGraph> nccl_graph(const Machine& machine, const Problem& probl
       used.insert(*nic);
       max_bw = std::max(max_bw, nccl_path_bw(machine, gpu, *nic));
     }
-    nics = first ? static_cast<int>(used.size()) : std::min(nics, static_cast<int>(used.size()));
-    first = false;
+    nics = std::min(nics, static_cast<int>(used.size()));
   }
   std::span<const double> speeds = kSpeedsInter;
   if (arch.compute_capability >= 100) speeds = kSpeedsInterSm100;
@@ -177,11 +176,10 @@ std::optional<NcclCost> nccl_cost(const Machine& machine, const Problem& problem
   const Row& row = ring ? kRing : tree ? kTree : nvls_tree ? kNvlsTree : kPat;
   double lat = row.base[p];
   // Intra-node steps at NCCL's NVLink latencies: the shipped clusters' nodes are NVSwitch ones.
-  // A node whose rings run over PCIe takes NCCL's PCI row (row.pci), not chosen here yet.
+  // A node whose rings run over PCIe would take NCCL's PCI row, not carried here yet.
   double intra_lat = row.nvlink[p];
   // With one GPU per node the latencies are fully exposed: NCCL takes the tree's NET latency.
   double inter_lat = ppn == 1.0 ? kTree.net[p] : row.net[p];
-  std::string formula;
   if (ring) {
     if (op == Collective::broadcast || op == Collective::reduce) {
       // sameChannels is 0 across nodes: a step latency per step (the tree's for Simple).
@@ -199,12 +197,12 @@ std::optional<NcclCost> nccl_cost(const Machine& machine, const Problem& problem
   } else {
     lat += log2i(nodes) * (inter_lat / 3.5) + n * 2.8;
   }
-  formula = fmt::format("NCCL's model: {:.1f} us + bytes / {:.1f} GB/s ({} channels x {:.1f} GB/s)", lat, bus,
-                        graph->channels, speed);
-  return NcclCost{sim::Seconds{lat * 1e-6}, sim::BytesPerSec{bus * 1e9}, formula};
+  return NcclCost{sim::Seconds{lat * 1e-6}, sim::BytesPerSec{bus * 1e9}, graph->channels,
+                  fmt::format("NCCL's model: {:.1f} us + bytes / {:.1f} GB/s ({} channels x {:.1f} GB/s)", lat, bus,
+                              graph->channels, speed)};
 }
 
-std::optional<sim::Seconds> nccl_time(const Machine& machine, const Problem& problem, const Choice& choice) {
+std::optional<Estimate> nccl_time(const Machine& machine, const Problem& problem, const Choice& choice) {
   const auto cost = nccl_cost(machine, problem, choice.algorithm, choice.protocol);
   if (!cost) return std::nullopt;
   const double bytes = problem.size.count();
@@ -222,11 +220,10 @@ std::optional<sim::Seconds> nccl_time(const Machine& machine, const Problem& pro
   // The ring's plateau effect: Simple across nodes, once each channel's share per rank reaches
   // 64 bytes (comm->nChannels: the ring graph's channels, doubled by ncclTopoPostset).
   if (choice.algorithm == Algorithm::ring && choice.protocol == Protocol::simple && problem.op == Collective::all_reduce) {
-    const auto ring = nccl_graph(machine, problem, Algorithm::ring);
-    const double comm_channels = std::min(64, 2 * ring->channels);
+    const double comm_channels = std::min(64, 2 * cost->channels);
     if (bytes / (comm_channels * static_cast<double>(problem.ranks.size())) >= 64.0) lat *= cc < 80 ? 1.9 : 1.4;
   }
-  return sim::Seconds{(lat + bytes / (1000.0 * bw)) * 1e-6};
+  return Estimate{sim::Seconds{(lat + bytes / (1000.0 * bw)) * 1e-6}, cost->formula};
 }
 
 }  // namespace wiresim::models

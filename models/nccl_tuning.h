@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 
+#include "models/alpha_beta.h"
 #include "models/plan.h"
 
 namespace wiresim::models {
@@ -43,12 +44,14 @@ std::optional<NcclGraph> nccl_graph(const Machine& machine, const Problem& probl
 struct NcclCost {
   sim::Seconds latency;
   sim::BytesPerSec bandwidth;   // algorithm bandwidth: bytes / (time - latency)
+  int channels = 0;             // its graph's (nccl_graph)
   std::string formula;
 };
 std::optional<NcclCost> nccl_cost(const Machine& machine, const Problem& problem, Algorithm algorithm,
                                   Protocol protocol);
 
-// ncclTopoGetAlgoTime for problem.size: what NCCL's tuner expects the choice to take.
-std::optional<sim::Seconds> nccl_time(const Machine& machine, const Problem& problem, const Choice& choice);
+// ncclTopoGetAlgoTime for problem.size: what NCCL's tuner expects the choice to take, with
+// nccl_cost's formula.
+std::optional<Estimate> nccl_time(const Machine& machine, const Problem& problem, const Choice& choice);
 
 }  // namespace wiresim::models

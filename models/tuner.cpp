@@ -127,8 +127,8 @@ Decision tune(const Machine& machine, const Problem& problem, const TunerOptions
     for (Candidate& c : d.candidates) {
       if (!c.time) continue;
       c.ranked = options.rank(machine, problem, c.choice);
-      if (c.ranked && (!best_ranked || *c.ranked < *best_ranked)) {
-        best_ranked = c.ranked;
+      if (c.ranked && (!best_ranked || c.ranked->time < *best_ranked)) {
+        best_ranked = c.ranked->time;
         d.best = c.choice;
       }
     }

@@ -21,13 +21,14 @@
 #include <string_view>
 #include <vector>
 
+#include "models/alpha_beta.h"
 #include "models/plan.h"
 
 namespace wiresim::models {
 
 // A ranking other than the closed form: a candidate's cost, or nullopt where it has none.
 // models/nccl_tuning.h's nccl_time ranks as NCCL's own tuner does.
-using Ranking = std::function<std::optional<sim::Seconds>(const Machine&, const Problem&, const Choice&)>;
+using Ranking = std::function<std::optional<Estimate>(const Machine&, const Problem&, const Choice&)>;
 
 // `--pick`: "fastest" (an empty Ranking: the closed form) or "nccl" (nccl_time); nullopt otherwise.
 std::optional<Ranking> parse_ranking(std::string_view name);
@@ -46,7 +47,7 @@ struct Candidate {
   Choice choice;
   std::optional<sim::Seconds> time;     // closed-form prediction; empty when refused
   std::string note;                     // the reason it was refused, or its formula
-  std::optional<sim::Seconds> ranked;   // TunerOptions::rank's cost, where it gives one
+  std::optional<Estimate> ranked;       // TunerOptions::rank's cost and formula, where it gives one
 };
 
 struct Decision {

@@ -13,6 +13,7 @@
 #include "input/dtype.h"
 #include "input/keys.h"
 #include "input/units.h"
+#include "models/tuner.h"
 
 namespace wiresim::scenarios {
 namespace {
@@ -405,11 +406,8 @@ Scenario load_scenario(const std::string& path, const std::map<std::string, std:
     }
   }
   if (const Value* k = input::find(doc, "pick")) {
-    const std::string t = input::as_string(*k, "pick");
-    const auto rank = models::parse_ranking(t);
-    if (!rank) input::fail(*k, fmt::format("pick: expected fastest or nccl, got '{}'", t));
-    s.pick = *rank;
-    s.pick_name = t;
+    s.pick = input::as_string(*k, "pick");
+    if (!models::parse_ranking(s.pick)) input::fail(*k, fmt::format("pick: expected fastest or nccl, got '{}'", s.pick));
   }
   if (const Value* f = input::find(doc, "faults")) read_faults(*f, s.fail, s.degrade);
   if (const Value* t = input::find(doc, "transport")) read_transports(*t, s.transports);

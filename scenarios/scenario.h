@@ -15,7 +15,6 @@
 #include "input/yaml.h"
 #include "models/collective.h"
 #include "models/machine.h"
-#include "models/tuner.h"
 #include "sim/units.h"
 
 namespace wiresim::scenarios {
@@ -146,9 +145,8 @@ struct Scenario {
   std::optional<models::Algorithm> tp_algorithm;   // force the TP all_reduce algorithm
   std::optional<models::Protocol> tp_protocol;
   // `pick: nccl`: every collective's algorithm as NCCL's own cost model picks it (models/
-  // nccl_tuning.h); empty (`fastest`, the default): the closed form's fastest.
-  models::Ranking pick;
-  std::string pick_name = "fastest";
+  // nccl_tuning.h); `fastest` (the default): the closed form's fastest. A models::parse_ranking name.
+  std::string pick = "fastest";
   // `faults: {fail: [...], degrade: [...]}`: what-if failures of the topology, as the
   // --fail and --degrade options take them (topologies/faults.h); the commands add theirs.
   std::vector<std::string> fail;

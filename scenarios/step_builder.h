@@ -145,7 +145,7 @@ class StepBuilder {
 
   models::TunerOptions options_for(const std::string& kind) const {
     models::TunerOptions options;
-    options.rank = scenario_.pick;
+    options.rank = models::parse_ranking(scenario_.pick).value_or(models::Ranking{});
     if (kind == "tp_all_reduce") {
       options.algorithm = scenario_.tp_algorithm;
       options.protocol = scenario_.tp_protocol;

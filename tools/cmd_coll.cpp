@@ -20,7 +20,6 @@
 #include "models/fidelity.h"
 #include "models/limits.h"
 #include "models/machine.h"
-#include "models/nccl_tuning.h"
 #include "models/predict.h"
 #include "input/collective.h"
 #include "input/input_error.h"
@@ -219,12 +218,10 @@ void print_explain(const models::Machine& machine, const models::Problem& proble
   for (const auto& c : row.decision->candidates) {
     const bool chosen = c.time && c.choice.algorithm == row.outcome.choice.algorithm &&
                         c.choice.protocol == row.outcome.choice.protocol;
-    const auto nccl = c.ranked ? models::nccl_cost(machine, problem, c.choice.algorithm, c.choice.protocol)
-                               : std::nullopt;
     if (c.time && c.ranked)
       fmt::print("#   {} {:<12} {:<6} {:>12.2f} us   ranked {:.2f} us ({}); {}\n", chosen ? "*" : " ",
                  models::to_string(c.choice.algorithm), models::to_string(c.choice.protocol), c.time->us(),
-                 c.ranked->us(), nccl ? nccl->formula : "", c.note);
+                 c.ranked->time.us(), c.ranked->formula, c.note);
     else if (c.time)
       fmt::print("#   {} {:<12} {:<6} {:>12.2f} us   {}\n", chosen ? "*" : " ", models::to_string(c.choice.algorithm),
                  models::to_string(c.choice.protocol), c.time->us(), c.note);
@@ -398,7 +395,7 @@ void print_json(const CollOptions& o, const models::Machine& machine, const mode
                                   {"proto", models::to_string(c.choice.protocol)}};
         if (c.time) cj["time_us"] = c.time->us();
         else cj["refused"] = c.note;
-        if (c.ranked) cj["ranked_us"] = c.ranked->us();
+        if (c.ranked) cj["ranked_us"] = c.ranked->time.us();
         cands.push_back(cj);
       }
     }
@@ -430,9 +427,7 @@ int run_coll(const CollOptions& o) {
     throw InputError(fmt::format("--tuner: expected nccl or all, got '{}'", o.tuner));
   models::TunerOptions tuner;
   tuner.all_algorithms = o.tuner == "all";
-  const auto rank = models::parse_ranking(o.pick);
-  if (!rank) throw InputError(fmt::format("--pick: expected fastest or nccl, got '{}'", o.pick));
-  tuner.rank = *rank;
+  tuner.rank = pick_option(o.pick);
   if (o.algo != "auto") {
     tuner.algorithm = models::parse_algorithm(o.algo);
     if (!tuner.algorithm)

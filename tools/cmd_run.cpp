@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "models/tuner.h"
 #include "models/limits.h"
 #include "models/params.h"
 #include "scenarios/scenario.h"
@@ -80,7 +79,7 @@ nlohmann::ordered_json to_json(const scenarios::Scenario& s, const std::string& 
   if (!overlay_note.empty()) out["overlay"] = overlay_note;
   if (!transport.empty()) out["transport"] = transport;
   if (!faults_note.empty()) out["faults"] = faults_note;
-  out["pick"] = s.pick_name;
+  out["pick"] = s.pick;
   out["model"] = s.model.name;
   out["phase"] = s.workload.phase == scenarios::Phase::prefill  ? "prefill"
                  : s.workload.phase == scenarios::Phase::decode ? "decode"
@@ -138,7 +137,7 @@ void print_table(const scenarios::Scenario& s, const std::string& topo, const st
   if (!overlay_note.empty()) fmt::print("# overlay {}\n", overlay_note);
   if (!transport.empty()) fmt::print("# {}\n", transport);
   if (!faults_note.empty()) fmt::print("# faults: {}\n", faults_note);
-  if (s.pick_name != "fastest") fmt::print("# pick: {} (each collective's algorithm as NCCL's own cost model picks it)\n", s.pick_name);
+  if (s.pick != "fastest") fmt::print("# pick: {} (each collective's algorithm as NCCL's own cost model picks it)\n", s.pick);
   fmt::print("# model {}: hidden {}, {} layers, {} heads ({} kv), {}{}\n", m.name.empty() ? "?" : m.name, m.hidden,
              m.layers, m.heads, m.kv_heads, m.dtype,
              m.experts ? fmt::format(", {} experts top-{} ({} routing)", m.experts, m.top_k, m.routing) : "");
@@ -209,10 +208,8 @@ int run(const RunOptions& o) {
   if (!o.topo.empty()) s.topology = o.topo;
   for (const auto& [k, v] : overrides) s.set[k] = v;
   if (!o.pick.empty()) {
-    const auto rank = models::parse_ranking(o.pick);
-    if (!rank) throw InputError(fmt::format("--pick: expected fastest or nccl, got '{}'", o.pick));
-    s.pick = *rank;
-    s.pick_name = o.pick;
+    pick_option(o.pick);   // refuses an unknown name
+    s.pick = o.pick;
   }
   if (o.bands && o.method == "naive") throw InputError("--bands: not with --model naive (it is not the model the bands validate)");
   // The file's faults, then the command line's; its transport, unless the command line names one.
@@ -226,7 +223,7 @@ int run(const RunOptions& o) {
   // CSV keeps its contract header; what the machine differs in goes to stderr there.
   if (o.format == "csv") {
     for (const auto& line : input.conditions()) fmt::print(stderr, "# {}\n", line);
-    if (s.pick_name != "fastest") fmt::print(stderr, "# pick: {}\n", s.pick_name);
+    if (s.pick != "fastest") fmt::print(stderr, "# pick: {}\n", s.pick);
   }
   const topo::LinkGraph& graph = input.graph;
   const models::Machine machine = input.machine();

@@ -418,8 +418,7 @@ int run_validate(ValidateOptions o) {
   if (o.constants) return print_constants(params, o);
   const auto map = accuracy::read_map(o.map);
   const auto method = o.model == "analytic" ? models::Method::analytic : models::Method::simulate;
-  const auto rank = models::parse_ranking(o.pick);
-  if (!rank) throw InputError(fmt::format("--pick: expected fastest or nccl, got '{}'", o.pick));
+  const models::Ranking rank = pick_option(o.pick);
   // Files named one by one run whatever their role; a folder runs the roles --role asks for
   // (by default every one but the holdouts).
   std::vector<accuracy::Prepared> sets;
@@ -454,7 +453,7 @@ int run_validate(ValidateOptions o) {
         // No collective named: accuracy::run reports the set as skipped, saying why.
       }
     }
-    results.push_back(accuracy::run(s, scoped, method, limits, *rank));
+    results.push_back(accuracy::run(s, scoped, method, limits, rank));
     if (!results.back().skipped && !o.plot.empty()) write_svg(o.plot, results.back());
   }
   // Nothing validated at all: that is bad input, not a report (one line, exit 2).

@@ -25,6 +25,7 @@
 #include "models/limits.h"
 #include "models/machine.h"
 #include "models/params.h"
+#include "models/tuner.h"
 #include "tools/commands.h"
 #include "topologies/builder.h"
 #include "topologies/faults.h"
@@ -92,6 +93,13 @@ inline void add_machine_options(CLI::App* cmd, MachineOptions& o, const MachineO
 // --p2p on|off (off: NCCL_P2P_DISABLE=1), --p2p-level auto|PIX|PXB|PHB|SYS|... (NCCL_P2P_LEVEL),
 // --gdr auto|on|off (NCCL_NET_GDR_LEVEL; auto: NCCL's rule), --net ib|socket over `base` (a scenario's `transport:`, else NCCL's defaults): an option
 // given on the command line wins.
+// --pick (coll, validate, run): the tuner's ranking by name; an InputError naming the flag.
+inline models::Ranking pick_option(const std::string& text) {
+  const auto rank = models::parse_ranking(text);
+  if (!rank) throw input::InputError(fmt::format("--pick: expected fastest or nccl, got '{}'", text));
+  return *rank;
+}
+
 inline models::Transports resolve_transports(const MachineOptions& o, models::Transports base = {}) {
   const auto knob = [](const std::string& flag, const std::string& text, const std::string& expected, auto parse,
                        auto& out) {

@@ -85,12 +85,12 @@ TEST_CASE("NCCL's latencies and bandwidths on 4 H100 nodes, by hand from tuning.
   const Problem big = all_reduce(g, 8.0 * (1ull << 30));
   const auto t = nccl_time(m, big, Choice{Algorithm::ring, Protocol::simple, 8});
   REQUIRE(t);
-  CHECK(us(*t) == doctest::Approx(1.4 * (8.4 + 56 * 3.4 + 6 * 14.0) + big.size.count() / (1000 * 384.0 * 32 / 62)));
+  CHECK(us(t->time) == doctest::Approx(1.4 * (8.4 + 56 * 3.4 + 6 * 14.0) + big.size.count() / (1000 * 384.0 * 32 / 62)));
   // The tree's correction factor: LL128 at 4 MiB (log2(4 MiB / 64) = 16) runs at 0.8.
   const Problem mid = all_reduce(g, 4.0 * (1 << 20));
   const auto tt = nccl_time(m, mid, Choice{Algorithm::tree, Protocol::ll128, 8});
   REQUIRE(tt);
-  CHECK(us(*tt) == doctest::Approx(us(tree->latency) + mid.size.count() / (1000 * 116.0 * 0.8)));
+  CHECK(us(tt->time) == doctest::Approx(us(tree->latency) + mid.size.count() / (1000 * 116.0 * 0.8)));
 }
 
 TEST_CASE("--pick nccl: what NCCL's model ranks first, where the closed form's fastest differs") {
