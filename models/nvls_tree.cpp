@@ -32,10 +32,11 @@
 // body). Two loops: the second trails the first by its own all-gather or network send.
 // Against the simulation (`coll all_reduce --topo topologies/cluster-h100-ib.yaml --set
 // nodes=N --algo nvls_tree --proto simple --model analytic|simulate`), 4 MiB to 8 GiB: exact at
-// one loop, within 1.1% on 2, 4, 8 and 16 nodes. On B200 nodes (cluster-b200-ib.yaml) it is
-// exact at one and two loops and within 1.2% at 1 GiB, but 6% slow on 2 nodes at 32-64 MiB and
-// 5-14% on 4 and 8 at 32-256 MiB: there the first loops' reduce-scatters run ahead of the
-// all-gathers, which the shared NVLink period does not count (docs/models.md).
+// one and two loops, within 2.1% on 2, 4, 8 and 16 nodes. On B200 nodes (cluster-b200-ib.yaml)
+// exact at one and two loops and within 2% at 48-256 MiB on 4-16 nodes, where loops after the
+// first enter the network a hop apart until the way down reaches the NICs; still 3-7% slow at
+// 32-40 MiB (three or four loops, the last partial), 3-5% fast at 96 MiB, 6% slow on 2 nodes at
+// 64 and 128 MiB, 2-3% fast from 1 GiB on 8 and 16 nodes (docs/models.md).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -290,15 +291,18 @@ Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   std::vector<Edge> edges;
   std::vector<int> together;   // per edge: the edges that leave at the same moment share a value
   int depth = 0;
-  double hop = 0.0, trees_fill = 0.0;
+  double hop = 0.0, tree_way = 0.0;
+  std::vector<TreeShape> shapes;   // per rail j, its two trees
+  std::vector<std::uint32_t> flow_up, flow_down;
   for (int j = 0; j < g; ++j) {
     std::vector<std::vector<int>> members;
     for (int q = 0; q < nodes; ++q) members.push_back({by_node[q][j]});
     for (int w = 0; w < 2; ++w) {
-      const TreeShape tree = build_tree(members, w, n);
-      trees_fill = std::max(trees_fill, tree_fill(b, tree, static_cast<std::uint32_t>(w * n),
-                                                  static_cast<std::uint32_t>(w * n + n), half,
-                                                  tree_cap, red_half, nullptr, nullptr));
+      const TreeShape& tree = shapes.emplace_back(build_tree(members, w, n));
+      flow_up.push_back(static_cast<std::uint32_t>(w * n));
+      flow_down.push_back(static_cast<std::uint32_t>(w * n + n));
+      tree_way = std::max(tree_way, tree_fill(b, tree, flow_up.back(), flow_down.back(), half, tree_cap, red_half,
+                                              nullptr, nullptr));
       for (int r = 0; r < n; ++r) {
         depth = std::max(depth, tree.depth[r]);
         if (tree.parent[r] < 0) continue;
@@ -313,7 +317,7 @@ Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   // The fill: the first loop's reduce-scatter, its trees, its all-gather. The last all-gather
   // ends with its wire or, where longer, its NVLS step overhead (the expansion's delay after
   // every all-gather, the last one's included: its flags are synchronised too).
-  const double fill = g * (part + half) / (eff * bw) + wire + std::max(wire, overhead) + red_half + trees_fill;
+  const double fill = g * (part + half) / (eff * bw) + wire + std::max(wire, overhead) + red_half + tree_way;
   // The NVLink side: each GPU's reduce-scatter and all-gather share its port ((g + 1) parts
   // each way per loop) and each is followed by the NVLS step overhead before the next loop's.
   const double nvlink = (g + 1.0) * part / (eff * bw) + overhead;
@@ -351,22 +355,40 @@ Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   }
   const double trip = (g + 1.0) * part / (eff * bw) + wire + red_half + depth * (send + hop + red_half) + send;
   const double period = std::max(nvlink, send);
-  // The second loop leaves the NVLink side one NVLink period after the first, and its network
-  // sends fall between the first loop's, which are spread over the trees' fill (traced in the
-  // simulation: loop 2 trails loop 1 by the NVLink period at 4 and 8 nodes); from the third on
-  // the network's own period shows.
-  const auto pipe = [&](double k) { return fill + std::min(k, 1.0) * nvlink + std::max(0.0, k - 1.0) * period; };
-  // Two loops: the second moves what is left (a share f of a loop). It trails the first by the
-  // NVLS step overhead and its own all-gather, f g half / (eff B): each tree's pipeline gathers
-  // its own half (traced: 8 and 16 MiB on 2 B200 nodes, loops of 6 + 2 and 12 + 4 MiB, end
-  // 13.6 and 15.2 us after the first; the (g + 1) f part of the one-pipeline shape gave 15.6 and
-  // 19.1), or by its network send where that is longer (4 and 8 H100 nodes at 16 MiB). From
-  // three loops on the last one is counted whole: scaling its network period by f made 32 MiB
-  // on 2 B200 nodes 3.6% fast, where the simulation's last loop still waits for the one before.
+  // Loops after the first: the second leaves the NVLink side one NVLink period after the first
+  // (traced: loop 2 trails loop 1 by the NVLink period on 4 and 8 H100 nodes). Until the first
+  // loop's way back down reaches a NIC, that NIC carries sends up only: loops enter the network
+  // a hop apart (the NVLink period, or one send up alone where that is longer) and pass each
+  // link at the rate of the edges started on it, and at the steady period once all its edges
+  // send (staggered_spacing over the first loop's arrival at each tree edge: trees_fill). On 4
+  // B200 nodes at 64 MiB (6 loops of 12 MiB) the traced sends up leave a leaf 38 us apart for
+  // the first four loops, against a 67 us steady period; counting every loop after the second
+  // at that period made the form 14% slow.
+  std::vector<Edge> staged;
+  std::vector<double> starts;
+  double alone = INFINITY;   // the slowest tree edge's rate with nothing else sending
+  trees_fill(b, shapes, flow_up, flow_down, half, tree_cap, red_half, &staged, &alone, &starts);
+  // With every edge sending, each passes a loop per network period `send` (counted above).
+  const std::vector<double> staged_rates(staged.size(), half / std::max(send - o, 1e-12));
+  const double entry = std::max(nvlink, o + half / alone);
+  const auto pipe = [&](double k) {
+    const double steps = fill + std::min(k, 1.0) * nvlink + std::max(0.0, k - 1.0) * period;
+    if (k < 2.0) return steps;
+    return std::min(steps, fill + staggered_spacing(b, staged, starts, staged_rates, tree_cap, half, o, entry, period,
+                                                    static_cast<int>(k)));
+  };
+  // The last loop moves what is left (a share f of a loop). Of two loops, the second trails the
+  // first by the NVLS step overhead and its own all-gather, f g half / (eff B): each tree's
+  // pipeline gathers its own half (traced: 8 and 16 MiB on 2 B200 nodes, loops of 6 + 2 and
+  // 12 + 4 MiB, end 13.6 and 15.2 us after the first; the (g + 1) f part of the one-pipeline
+  // shape gave 15.6 and 19.1), or by its own send up, alone on its NIC, where that is longer
+  // (4 and 8 H100 nodes at 16 MiB; the steady period there made 24 MiB on 4 B200 nodes 8% slow).
+  // From three loops on, the last trails the one before by at least f steady periods, as the
+  // simulation's last loop still waits for the one before.
   const double f = loops > 1 ? (size.count() - (loops - 1.0) * loop_bytes.count()) / loop_bytes.count() : 1.0;
-  const double last =
-      loops == 2 ? std::max(g * f * half / (eff * bw) + overhead, o + f * (send - o)) : period;
-  const double piped = loops > 1 ? pipe(loops - 2.0) + last : fill;
+  double piped = fill;
+  if (loops == 2) piped = fill + std::max(g * f * half / (eff * bw) + overhead, o + f * half / alone);
+  if (loops > 2) piped = std::max(pipe(loops - 1.0), pipe(loops - 2.0) + f * period);
   // The window: loop k's reduce-scatter at a root waits for loop k − ahead to have turned
   // round, so past `ahead` loops each group of `ahead` costs at least a round trip.
   const int windows = (loops - 1) / ahead;
