@@ -133,6 +133,7 @@ SweepResult run_sweep(const SweepSpec& spec, const models::Machine& machine, int
       s.workload = spec.workload;
       s.layout = layouts[i];
       s.compute = spec.compute;
+      s.pick = spec.pick;
       rows[i].index = static_cast<int>(i) * spec.shards + spec.shard;
       rows[i].layout = layouts[i];
       // Micro-batch counts to try: the one asked for, or 1, 2, 4, 8 (as many as the batch

@@ -39,6 +39,8 @@ struct SweepSpec {
   // Layouts with at most this many data-parallel replicas (0: any): a planner costs one
   // replica and multiplies.
   int max_dp = 0;
+  // How each collective's algorithm is picked (Scenario::pick): fastest or nccl.
+  std::string pick = "fastest";
 };
 
 struct SweepRow {

@@ -27,7 +27,33 @@ struct JobsOptions : MachineOptions {
   std::string method = "simulate";
   std::string placement = "as-given";
   std::string report;
+  std::string pick;   // empty: each job's scenario's own pick:
 };
+
+// How the jobs' collectives pick their algorithms: one name where all jobs agree, else per job.
+nlohmann::ordered_json picks(const scenarios::JobsSpec& spec) {
+  nlohmann::ordered_json per_job;
+  bool same = true;
+  for (const auto& job : spec.jobs) {
+    per_job[job.name] = job.scenario.pick;
+    same = same && job.scenario.pick == spec.jobs.front().scenario.pick;
+  }
+  if (same) return spec.jobs.empty() ? nlohmann::ordered_json("fastest") : nlohmann::ordered_json(spec.jobs.front().scenario.pick);
+  return per_job;
+}
+
+// What the machine differs in from the topology's healthy default, and a pick other than the
+// closed form's fastest: one line each, in every output.
+std::vector<std::string> conditions_of(const MachineInput& input, const scenarios::JobsSpec& spec) {
+  std::vector<std::string> lines = input.conditions();
+  const nlohmann::ordered_json pick = picks(spec);
+  if (pick.is_object())
+    lines.push_back(fmt::format("pick per job: {} (nccl: as NCCL's own cost model picks)", pick.dump()));
+  else if (pick != "fastest")
+    lines.push_back(fmt::format("pick: {} (each collective's algorithm as NCCL's own cost model picks it)",
+                                pick.get<std::string>()));
+  return lines;
+}
 
 void write_report(const JobsOptions& o, const std::vector<scenarios::PlacementRun>& runs,
                   const std::vector<std::string>& conditions) {
@@ -46,6 +72,7 @@ nlohmann::ordered_json json_head(const JobsOptions& o, const scenarios::JobsSpec
   if (!input.overlay.empty()) out["overlay"] = input.overlay;
   if (const std::string t = transport_note(input.transports); !t.empty()) out["transport"] = t;
   if (!input.faults.empty()) out["faults"] = input.faults;
+  out["pick"] = picks(spec);
   return out;
 }
 
@@ -53,7 +80,7 @@ nlohmann::ordered_json json_head(const JobsOptions& o, const scenarios::JobsSpec
 int compare_placements(const JobsOptions& o, const scenarios::JobsSpec& spec, const MachineInput& input,
                        const models::Machine& machine, const scenarios::CommCost& cost) {
   const std::vector<scenarios::PlacementRun> candidates = scenarios::compare_placements(spec, machine, cost, input.limits);
-  const std::vector<std::string> conditions = input.conditions();
+  const std::vector<std::string> conditions = conditions_of(input, spec);
   write_report(o, candidates, conditions);
   if (o.format == "json") {
     nlohmann::ordered_json out = json_head(o, spec, input);
@@ -95,6 +122,10 @@ int jobs(const JobsOptions& o) {
   if (o.placement != "as-given" && o.placement != "pack" && o.placement != "interleave" && o.placement != "compare")
     throw InputError(fmt::format("--placement: expected as-given, pack, interleave or compare, got '{}'", o.placement));
   scenarios::JobsSpec spec = scenarios::load_jobs(o.file);
+  if (!o.pick.empty()) {
+    pick_option(o.pick);   // refuses an unknown name
+    for (auto& job : spec.jobs) job.scenario.pick = o.pick;
+  }
   if (!o.topo.empty()) spec.topology = o.topo;
   for (const auto& [k, v] : topo::parse_overrides(o.settings)) spec.set[k] = v;
   // The file's faults, then the command line's; its transport, unless the command line names one.
@@ -113,7 +144,7 @@ int jobs(const JobsOptions& o) {
         spec, o.placement == "pack" ? scenarios::PlacementPolicy::pack : scenarios::PlacementPolicy::interleave,
         input.graph);
   const scenarios::JobsResult r = scenarios::run_jobs(spec, machine, cost, input.limits);
-  const std::vector<std::string> conditions = input.conditions();
+  const std::vector<std::string> conditions = conditions_of(input, spec);
   write_report(o, {{{o.placement == "as-given" ? std::string("as given") : o.placement}, spec, r}}, conditions);
   if (o.format == "json") {
     nlohmann::ordered_json out = json_head(o, spec, input);
@@ -167,6 +198,9 @@ void add_jobs_command(CLI::App& app, int* exit_code) {
   cmd->add_option("--placement", o->placement,
                   "as-given (default: the file's nodes and GPUs), pack (each job on the next free nodes), interleave "
                   "(nodes dealt out job after job) or compare (all three, fastest first); jobs keep their node counts");
+  cmd->add_option("--pick", o->pick,
+                  "how every job's collectives pick their algorithm: fastest (the closed form's) or nccl (NCCL's own cost "
+                  "model); overrides each scenario's pick: (default: the scenario's, fastest if it names none)");
   cmd->add_option("--report", o->report, "write a self-contained HTML report with SVG charts");
   cmd->callback([o, exit_code] { *exit_code = jobs(*o); });
 }

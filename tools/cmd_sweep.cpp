@@ -49,6 +49,7 @@ struct SweepOptions : MachineOptions {
   int top = 3;
   std::string gpu_memory = "auto";
   std::string peak_flops;
+  std::string pick = "fastest";
 };
 
 int sweep(const SweepOptions& o) {
@@ -94,7 +95,11 @@ int sweep(const SweepOptions& o) {
   const models::Machine machine = input.machine();
   // What the sweep's machine differs in from the topology's healthy default, one line each:
   // every output names them (the CSV on stderr, to keep its rows plain).
-  const std::vector<std::string> conditions = input.conditions();
+  std::vector<std::string> conditions = input.conditions();
+  pick_option(o.pick);   // refuses an unknown name
+  spec.pick = o.pick;
+  if (o.pick != "fastest")
+    conditions.push_back(fmt::format("pick: {} (each collective's algorithm as NCCL's own cost model picks it)", o.pick));
   if (o.format == "csv")
     for (const auto& c : conditions) fmt::print(stderr, "# {}\n", c);
   const topo::LinkGraph& graph = input.graph;
@@ -154,6 +159,7 @@ int sweep(const SweepOptions& o) {
     out["model"] = spec.model.name;
     out["gpus"] = spec.gpus;
     out["objective"] = o.objective;
+    out["pick"] = o.pick;
     if (!input.overlay.empty()) out["overlay"] = input.overlay;
     if (!input.transports.p2p) out["p2p"] = false;
     if (const std::string t = transport_note(input.transports); !t.empty()) out["transport"] = t;
@@ -234,6 +240,9 @@ void add_sweep_command(CLI::App& app, int* exit_code) {
   cmd->add_flag("--bands", o->bands,
                 "give each layout's step time an interval: its collectives' error bands applied to the exposed communication");
   cmd->add_option("--report", o->report, "write a self-contained HTML report with SVG charts");
+  cmd->add_option("--pick", o->pick,
+                  "how each collective's algorithm is picked: fastest (the closed form's, default) or nccl (NCCL's own "
+                  "cost model: what NCCL runs by default; across NVIDIA nodes only)");
   cmd->add_option("--threads", o->threads, "worker threads (default: all cores); output does not depend on it");
   cmd->add_option("--top", o->top, "explain the best N layouts (default 3)");
   cmd->add_option("--gpu-memory", o->gpu_memory, "each GPU's memory: auto (default: the topology's GPUs), a size (80GB) or none; layouts that need more are left out");

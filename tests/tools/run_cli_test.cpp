@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -191,22 +192,63 @@ TEST_CASE("jobs --placement compare: the file's placement and each policy's, fas
   CHECK(bad.err.find("--placement: expected as-given, pack, interleave or compare, got 'random'") != std::string::npos);
 }
 
+// `command --format json` with the default pick and with --pick nccl; each output names its pick.
+std::pair<nlohmann::json, nlohmann::json> both_picks(const std::string& command) {
+  const Run fastest = wiresim(command + " --format json");
+  const Run nccl = wiresim(command + " --pick nccl --format json");
+  REQUIRE(fastest.exit_code == 0);
+  REQUIRE(nccl.exit_code == 0);
+  auto f = nlohmann::json::parse(fastest.out);
+  auto n = nlohmann::json::parse(nccl.out);
+  CHECK(f["pick"] == "fastest");
+  CHECK(n["pick"] == "nccl");
+  return {f, n};
+}
+
 TEST_CASE("run --pick nccl: each collective as NCCL's own cost model picks it, said in every output") {
   // TP 16 over 2 H100 nodes, 64 MiB all_reduces: the closed form's fastest is the LL128 ring;
   // NCCL's model (tests/models/nccl_tuning_test.cpp) ranks the NVLS tree first, which the
   // simulation finds slower.
-  const Run fastest = wiresim("run scenarios/llama70b-2node-tp16.yaml --format json");
-  const Run nccl = wiresim("run scenarios/llama70b-2node-tp16.yaml --pick nccl --format json");
-  REQUIRE(fastest.exit_code == 0);
-  REQUIRE(nccl.exit_code == 0);
-  const auto f = nlohmann::json::parse(fastest.out);
-  const auto n = nlohmann::json::parse(nccl.out);
-  CHECK(f["pick"] == "fastest");
-  CHECK(n["pick"] == "nccl");
+  const auto [f, n] = both_picks("run scenarios/llama70b-2node-tp16.yaml");
   CHECK(n["step_time_ms"].get<double>() > f["step_time_ms"].get<double>());
   const Run table = wiresim("run scenarios/llama70b-2node-tp16.yaml --pick nccl");
   REQUIRE(table.exit_code == 0);
   CHECK(table.out.find("# pick: nccl") != std::string::npos);
   CHECK(table.out.find("nvls_tree/simple") != std::string::npos);
   expect_one_line_error(wiresim("run scenarios/llama70b-2node-tp16.yaml --pick x"), "--pick", "fastest or nccl");
+}
+
+TEST_CASE("sweep --pick nccl: every layout's collectives as NCCL's own cost model picks them") {
+  // The same 2-node layouts as run --pick above: tp16 runs its 64 MiB all_reduces over both
+  // nodes, where NCCL's model takes the NVLS tree (78.68 ms) and the closed form's fastest the
+  // LL128 ring (68.64 ms, as `run scenarios/llama70b-2node-tp16.yaml`); a one-node tp8 layout is
+  // costed by the closed form either way (NCCL's model is not used on one node).
+  const std::string base = "sweep --topo topologies/cluster-h100-ib.yaml --set nodes=2 --gpus 16 "
+                           "--model scenarios/models/llama-70b.yaml";
+  const auto [f, n] = both_picks(base);
+  const auto step = [](const nlohmann::json& out, int tp, const std::string& placement) {
+    for (const auto& l : out["layouts"])
+      if (l["tp"] == tp && l["pp"] == 1 && l["placement"] == placement) return l["step_time_ms"].get<double>();
+    return -1.0;
+  };
+  CHECK(step(n, 16, "pack") > 1.1 * step(f, 16, "pack"));
+  CHECK(step(n, 8, "pack") == step(f, 8, "pack"));
+  const Run table = wiresim(base + " --top 1 --pick nccl");
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.out.find("# pick: nccl") != std::string::npos);
+  expect_one_line_error(wiresim(base + " --pick x"), "--pick", "fastest or nccl");
+}
+
+TEST_CASE("jobs --pick nccl: alone slower, together faster, as the NVLS tree halves what crosses the spine") {
+  // Two tp16 jobs over a shared spine (scenarios/jobs/two-tp16-prefill.yaml). Alone, each job's
+  // 64 MiB all_reduces run faster on the LL128 ring (68.64 ms) than on the NVLS tree NCCL's model
+  // picks (78.68 ms); together, the ring's 2(n-1)/n of the data through the spine (2.5 GiB a job
+  // on leaf0->spine0) against the tree's half of that makes the NVLS tree end first.
+  const auto [f, n] = both_picks("jobs scenarios/jobs/two-tp16-prefill.yaml");
+  CHECK(n["jobs"][0]["alone_ms"].get<double>() > f["jobs"][0]["alone_ms"].get<double>());
+  CHECK(n["makespan_ms"].get<double>() < f["makespan_ms"].get<double>());
+  const Run table = wiresim("jobs scenarios/jobs/two-tp16-prefill.yaml --pick nccl");
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.out.find("# pick: nccl") != std::string::npos);
+  expect_one_line_error(wiresim("jobs scenarios/jobs/two-tp16-prefill.yaml --pick x"), "--pick", "fastest or nccl");
 }
