@@ -608,7 +608,7 @@ double through_fill(const PlanBuilder& b, const TreeShape& tree, const std::vect
 
 double trees_fill(const PlanBuilder& b, const std::vector<TreeShape>& trees, const std::vector<std::uint32_t>& flow_up,
                   const std::vector<std::uint32_t>& flow_down, double bytes, sim::BytesPerSec cap, double reduce,
-                  std::vector<Edge>* edges, double* alone, std::vector<double>* starts, std::vector<double>* tails,
+                  std::vector<Edge>* edges, double* hop_rate, std::vector<double>* starts, std::vector<double>* tails,
                   double last) {
   const double o = b.protocol().overhead.count();
   const std::size_t count = trees.size();
@@ -664,7 +664,7 @@ double trees_fill(const PlanBuilder& b, const std::vector<TreeShape>& trees, con
         (going_up ? up : down)[t][r] = o + bytes / rates[i] + latency + (going_up ? reduce : 0.0);
         (going_up ? up_bytes : down_bytes)[t][r] = bytes / rates[i];
         (going_up ? up_latency : down_latency)[t][r] = latency;
-        if (alone) *alone = std::min(*alone, shares.alone(i));
+        if (hop_rate) *hop_rate = std::min(*hop_rate, rates[i]);
       }
     }
   double fill = 0.0;
@@ -711,9 +711,9 @@ double trees_fill(const PlanBuilder& b, const std::vector<TreeShape>& trees, con
 }
 
 double tree_fill(const PlanBuilder& b, const TreeShape& tree, std::uint32_t flow_up, std::uint32_t flow_down,
-                 double bytes, sim::BytesPerSec cap, double reduce, std::vector<Edge>* edges, double* alone,
+                 double bytes, sim::BytesPerSec cap, double reduce, std::vector<Edge>* edges, double* hop_rate,
                  std::vector<double>* starts) {
-  return trees_fill(b, {tree}, {flow_up}, {flow_down}, bytes, cap, reduce, edges, alone, starts, nullptr);
+  return trees_fill(b, {tree}, {flow_up}, {flow_down}, bytes, cap, reduce, edges, hop_rate, starts, nullptr);
 }
 
 double windowed_bound(const PlanBuilder& b, const std::vector<Edge>& edges, const std::vector<double>& start,

@@ -85,13 +85,14 @@ std::vector<double> duty_shared_rates(const PlanBuilder& b, const std::vector<Ed
 // deepest leaf) send up at once and ranks of one depth receive down at once, so siblings share
 // their links (two child nodes into one NIC); nothing else is sending (trees_fill, below, for
 // several trees at once). Up edges use flow `flow_up + r`, down edges `flow_down + r`
-// (r the child); both are appended to `edges` when given. `alone`, when given, is lowered
-// to the slowest edge's rate with nothing else sending.
+// (r the child); both are appended to `edges` when given. `hop_rate`, when given, is lowered
+// to the slowest edge's rate in its hop (the edges of one height or depth sharing their links,
+// as every chunk's do: two siblings into one NIC halve each other's rate).
 // `starts`, when given, gets the time (s, from the first send) at which the first chunk reaches
 // each edge appended to `edges`, in the same order.
 double tree_fill(const PlanBuilder& b, const TreeShape& tree, std::uint32_t flow_up, std::uint32_t flow_down,
                  double bytes, sim::BytesPerSec cap, double reduce, std::vector<Edge>* edges = nullptr,
-                 double* alone = nullptr, std::vector<double>* starts = nullptr);
+                 double* hop_rate = nullptr, std::vector<double>* starts = nullptr);
 
 // tree_fill for several trees that start at once (a tree pair per rail): the slowest tree's
 // fill. Hops that run at the same time share their links: every tree's up sends from ranks of
@@ -106,7 +107,7 @@ double tree_fill(const PlanBuilder& b, const TreeShape& tree, std::uint32_t flow
 // with the last chunk's final hop, which carries only its own bytes.
 double trees_fill(const PlanBuilder& b, const std::vector<TreeShape>& trees, const std::vector<std::uint32_t>& flow_up,
                   const std::vector<std::uint32_t>& flow_down, double bytes, sim::BytesPerSec cap, double reduce,
-                  std::vector<Edge>* edges, double* alone, std::vector<double>* starts,
+                  std::vector<Edge>* edges, double* hop_rate, std::vector<double>* starts,
                   std::vector<double>* tails = nullptr, double last = 0.0);
 
 // A pipeline of chunks of `bytes` (`total` in all) over `edges` can end no sooner than this (s):

@@ -366,11 +366,11 @@ Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   // at that period made the form 14% slow.
   std::vector<Edge> staged;
   std::vector<double> starts;
-  double alone = INFINITY;   // the slowest tree edge's rate with nothing else sending
-  trees_fill(b, shapes, flow_up, flow_down, half, tree_cap, red_half, &staged, &alone, &starts);
+  double wave = INFINITY;   // the slowest tree edge's rate in its hop of the fill
+  trees_fill(b, shapes, flow_up, flow_down, half, tree_cap, red_half, &staged, &wave, &starts);
   // With every edge sending, each passes a loop per network period `send` (counted above).
   const std::vector<double> staged_rates(staged.size(), half / std::max(send - o, 1e-12));
-  const double entry = std::max(nvlink, o + half / alone);
+  const double entry = std::max(nvlink, o + half / wave);
   const auto pipe = [&](double k) {
     const double steps = fill + std::min(k, 1.0) * nvlink + std::max(0.0, k - 1.0) * period;
     if (k < 2.0) return steps;
@@ -387,7 +387,7 @@ Estimate nvls_tree_closed_form(PlanBuilder& b, sim::Seconds launch) {
   // simulation's last loop still waits for the one before.
   const double f = loops > 1 ? (size.count() - (loops - 1.0) * loop_bytes.count()) / loop_bytes.count() : 1.0;
   double piped = fill;
-  if (loops == 2) piped = fill + std::max(g * f * half / (eff * bw) + overhead, o + f * half / alone);
+  if (loops == 2) piped = fill + std::max(g * f * half / (eff * bw) + overhead, o + f * half / wave);
   if (loops > 2) piped = std::max(pipe(loops - 1.0), pipe(loops - 2.0) + f * period);
   // The window: loop k's reduce-scatter at a root waits for loop k − ahead to have turned
   // round, so past `ahead` loops each group of `ahead` costs at least a round trip.
