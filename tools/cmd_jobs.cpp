@@ -50,8 +50,7 @@ std::vector<std::string> conditions_of(const MachineInput& input, const scenario
   if (pick.is_object())
     lines.push_back(fmt::format("pick per job: {} (nccl: as NCCL's own cost model picks)", pick.dump()));
   else if (pick != "fastest")
-    lines.push_back(fmt::format("pick: {} (each collective's algorithm as NCCL's own cost model picks it)",
-                                pick.get<std::string>()));
+    lines.push_back(pick_note(pick.get<std::string>()));
   return lines;
 }
 

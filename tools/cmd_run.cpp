@@ -137,7 +137,7 @@ void print_table(const scenarios::Scenario& s, const std::string& topo, const st
   if (!overlay_note.empty()) fmt::print("# overlay {}\n", overlay_note);
   if (!transport.empty()) fmt::print("# {}\n", transport);
   if (!faults_note.empty()) fmt::print("# faults: {}\n", faults_note);
-  if (s.pick != "fastest") fmt::print("# pick: {} (each collective's algorithm as NCCL's own cost model picks it)\n", s.pick);
+  if (s.pick != "fastest") fmt::print("# {}\n", pick_note(s.pick));
   fmt::print("# model {}: hidden {}, {} layers, {} heads ({} kv), {}{}\n", m.name.empty() ? "?" : m.name, m.hidden,
              m.layers, m.heads, m.kv_heads, m.dtype,
              m.experts ? fmt::format(", {} experts top-{} ({} routing)", m.experts, m.top_k, m.routing) : "");

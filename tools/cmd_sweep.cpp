@@ -99,7 +99,7 @@ int sweep(const SweepOptions& o) {
   pick_option(o.pick);   // refuses an unknown name
   spec.pick = o.pick;
   if (o.pick != "fastest")
-    conditions.push_back(fmt::format("pick: {} (each collective's algorithm as NCCL's own cost model picks it)", o.pick));
+    conditions.push_back(pick_note(o.pick));
   if (o.format == "csv")
     for (const auto& c : conditions) fmt::print(stderr, "# {}\n", c);
   const topo::LinkGraph& graph = input.graph;

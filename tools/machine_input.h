@@ -90,16 +90,21 @@ inline void add_machine_options(CLI::App* cmd, MachineOptions& o, const MachineO
   if (!set.formats.empty()) cmd->add_option("--format", o.format, set.formats);
 }
 
-// --p2p on|off (off: NCCL_P2P_DISABLE=1), --p2p-level auto|PIX|PXB|PHB|SYS|... (NCCL_P2P_LEVEL),
-// --gdr auto|on|off (NCCL_NET_GDR_LEVEL; auto: NCCL's rule), --net ib|socket over `base` (a scenario's `transport:`, else NCCL's defaults): an option
-// given on the command line wins.
-// --pick (coll, validate, run): the tuner's ranking by name; an InputError naming the flag.
+// --pick (coll, validate, run, sweep, jobs): the tuner's ranking by name; an InputError naming the flag.
 inline models::Ranking pick_option(const std::string& text) {
   const auto rank = models::parse_ranking(text);
   if (!rank) throw input::InputError(fmt::format("--pick: expected fastest or nccl, got '{}'", text));
   return *rank;
 }
 
+// The line every output of run, sweep and jobs gives a pick other than the closed form's fastest.
+inline std::string pick_note(const std::string& pick) {
+  return fmt::format("pick: {} (each collective's algorithm as NCCL's own cost model picks it)", pick);
+}
+
+// --p2p on|off (off: NCCL_P2P_DISABLE=1), --p2p-level auto|PIX|PXB|PHB|SYS|... (NCCL_P2P_LEVEL),
+// --gdr auto|on|off (NCCL_NET_GDR_LEVEL; auto: NCCL's rule), --net ib|socket over `base` (a scenario's `transport:`, else NCCL's defaults): an option
+// given on the command line wins.
 inline models::Transports resolve_transports(const MachineOptions& o, models::Transports base = {}) {
   const auto knob = [](const std::string& flag, const std::string& text, const std::string& expected, auto parse,
                        auto& out) {
